@@ -1,0 +1,46 @@
+# The one task runner: the README, CI and developers run these same targets.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_STORE := build/demo-store
+
+.PHONY: demo test lint typecheck unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+## demo: install, import the bundled example and resolve its prompt's references
+demo: $(VENV)/.installed-run
+	rm -rf $(DEMO_STORE)
+	$(BIN)/lsp-memory --store $(DEMO_STORE) import examples/demo/memory.jsonl
+	$(BIN)/lsp-memory --store $(DEMO_STORE) --vault examples/demo/vault resolve --file examples/demo/prompt.md
+
+## test: install test dependencies; lint, type-check, check layering, run every test
+test: lint typecheck unit
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+## bench: the foundation benchmark (slow; see docs/benchmarks.md)
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/foundation.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,481 @@
+"""The command line (SPEC §5): a composition root over ``app``.
+
+User errors print one line on stderr (``lsp-memory: error: …``) and exit 1; usage errors exit
+2 (argparse); nothing prints a traceback unless ``LSP_MEMORY_DEBUG`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsp_memory import __version__, refs
+from lsp_memory.app import App
+from lsp_memory.config import load_config
+from lsp_memory.errors import ImportFailed, UnresolvedReference, UserError
+from lsp_memory.model import Claim, ClaimStatus, ContextNode, Reference
+from lsp_memory.services.interchange import (
+    add_record,
+    claim_record,
+    export_records,
+    import_records,
+)
+from lsp_memory.services.resolver import Resolution, parse_argument
+
+PROG = "lsp-memory"
+Handler = Callable[[App, argparse.Namespace], int]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _read_input(name: str) -> bytes:
+    """The bytes of FILE, or of standard input for ``-``."""
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).read_bytes()
+    except OSError as error:
+        raise UserError(f"cannot read {name}: {error.strerror or error}") from None
+
+
+def _read_text(name: str) -> str:
+    data = _read_input(name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"{name}: not valid UTF-8 (byte {data[error.start]:#04x} at offset {error.start})"
+        ) from None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _short(text: str, width: int = 72) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _claim_line(claim: Claim) -> str:
+    status = "" if claim.status is ClaimStatus.ACTIVE else f" ({claim.status.value})"
+    return (
+        f"#{claim.number} @{claim.friendly_id} [{claim.claim_type}]{status} "
+        f"{_short(claim.statement)}"
+    )
+
+
+def _strip_at(value: str) -> str:
+    return value[1:] if value.startswith("@") else value
+
+
+def _claim_for(app: App, ref: str) -> Claim:
+    """The claim a command-line REF names; one-line error when it names none or not a claim."""
+    resolution = app.resolver.resolve(parse_argument(ref))
+    if resolution.error:
+        raise UnresolvedReference(resolution.error)
+    if resolution.kind != "claim":
+        raise UnresolvedReference(f"{ref} is a {resolution.kind}, not a claim")
+    return resolution.claims[0]
+
+
+# -- claims -----------------------------------------------------------------------------------
+
+
+def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
+    record: dict[str, Any] = {"kind": "claim", "statement": args.text}
+    if args.type:
+        record["claim_type"] = args.type
+    if args.domain:
+        record["context_domain"] = args.domain
+    if args.context:
+        record["contexts"] = [_strip_at(c) for c in args.context]
+    if args.tag:
+        record["tags"] = [_strip_at(t) for t in args.tag]
+    if args.confidence is not None:
+        record["confidence"] = args.confidence
+    if args.pin:
+        record["pinned"] = True
+    if not args.text.strip():
+        raise UserError("a claim needs a statement; the text is empty")
+    claim = add_record(app.store, record, user=app.config.user).claims[0]
+    print(f"added {_claim_line(claim)}")
+    return 0
+
+
+def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
+    claim = _claim_for(app, args.ref)
+    if args.json:
+        print(_dumps(claim_record(claim)))
+        return 0
+    print(_claim_line(claim))
+    print(claim.statement)
+    details = [
+        ("status", claim.status.value),
+        ("confidence", f"{claim.confidence:g}"),
+        ("types", ", ".join(claim.claim_types)),
+        ("domains", ", ".join(claim.domains)),
+        ("contexts", ", ".join(f"@{c}" for c in claim.contexts)),
+        ("tags", ", ".join(f"@{t}" for t in claim.tags)),
+        ("entities", ", ".join(f"@{e}" for e in claim.entities)),
+        ("answers", "; ".join(claim.possible_questions)),
+        ("pinned", "yes" if claim.pinned else ""),
+        ("created", claim.created_at),
+        ("updated", claim.updated_at),
+        (
+            "valid",
+            " – ".join(v or "…" for v in (claim.valid_from, claim.valid_to))
+            if claim.valid_from or claim.valid_to
+            else "",
+        ),
+        ("superseded by", _successor(app, claim.superseded_by)),
+        ("merged into", _successor(app, claim.merged_into)),
+        ("id", claim.claim_id),
+    ]
+    for label, value in details:
+        if value:
+            print(f"  {label + ':':<15}{value}")
+    return 0
+
+
+def _successor(app: App, claim_id: str | None) -> str:
+    if claim_id is None:
+        return ""
+    found = app.store.claim_by_uuid(app.config.user, claim_id)
+    return f"#{found.number} @{found.friendly_id}" if found else claim_id
+
+
+def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
+    statuses = [ClaimStatus(s) for s in args.status] if args.status else None
+    claims = app.store.claims(app.config.user, statuses=statuses, limit=args.limit)
+    if args.json:
+        print(_dumps([claim_record(c) for c in claims]))
+    else:
+        for claim in claims:
+            print(_claim_line(claim))
+    return 0
+
+
+def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.ids import now
+
+    claim = _claim_for(app, args.ref)
+    if claim.status is ClaimStatus.RETRACTED:
+        print(f"#{claim.number} @{claim.friendly_id} was already retracted")
+        return 0
+    app.store.set_status(app.config.user, claim.claim_id, ClaimStatus.RETRACTED, now())
+    print(f"retracted #{claim.number} @{claim.friendly_id}")
+    return 0
+
+
+# -- contexts ---------------------------------------------------------------------------------
+
+
+def cmd_context_add(app: App, args: argparse.Namespace) -> int:
+    record: dict[str, Any] = {"kind": "context", "name": args.name}
+    if args.parent:
+        record["parent"] = _strip_at(args.parent)
+    if args.description:
+        record["description"] = args.description
+    if args.id:
+        record["friendly_id"] = _strip_at(args.id)
+    if not args.name.strip():
+        raise UserError("a context needs a name; the name is empty")
+    context = add_record(app.store, record, user=app.config.user).contexts[0]
+    where = f" under @{context.parent}" if context.parent else ""
+    print(f"added context @{context.friendly_id} {context.name!r}{where}")
+    return 0
+
+
+def cmd_context_tree(app: App, _args: argparse.Namespace) -> int:
+    roots, stranded = app.store.context_tree(app.config.user)
+
+    def show(node: ContextNode, prefix: str, last: bool, top: bool) -> None:
+        branch = "" if top else ("└── " if last else "├── ")
+        count = f"{node.claim_count} claim{'s' if node.claim_count != 1 else ''}"
+        print(f"{prefix}{branch}{node.context.name}  @{node.context.friendly_id}  ({count})")
+        inner = prefix + ("" if top else ("    " if last else "│   "))
+        for index, child in enumerate(node.children):
+            show(child, inner, index == len(node.children) - 1, False)
+
+    if not roots and not stranded:
+        print("no contexts yet; add one with: lsp-memory context add NAME")
+    for root in roots:
+        show(root, "", True, True)
+    if stranded:
+        names = ", ".join(f"@{c.friendly_id}" for c in stranded)
+        print(f"in a parent cycle (not shown above): {names}")
+    return 0
+
+
+# -- import / export --------------------------------------------------------------------------
+
+
+def cmd_import(app: App, args: argparse.Namespace) -> int:
+    data = _read_input(args.file)
+    source = "standard input" if args.file == "-" else args.file
+    summary = import_records(app.store, data, user=app.config.user, source=source)
+    print(f"{summary.describe()} into {app.store.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_export(app: App, args: argparse.Namespace) -> int:
+    lines = [line + "\n" for line in export_records(app.store, app.config.user)]
+    if args.file in (None, "-"):
+        sys.stdout.writelines(lines)
+        return 0
+    target = Path(args.file)
+    temporary = target.with_name(f".{target.name}.partial")
+    try:
+        temporary.write_text("".join(lines), encoding="utf-8")
+        temporary.replace(target)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"cannot write {target}: {error.strerror or error}") from None
+    print(f"exported {len(lines)} records to {target}", file=sys.stderr)
+    return 0
+
+
+# -- references -------------------------------------------------------------------------------
+
+
+def _parse_file(name: str, language_id: str | None) -> tuple[Reference, ...]:
+    text = _read_text(name)
+    path = None if name == "-" else name
+    return refs.parse_document(text, language_id=language_id, path=path).references
+
+
+def _range(reference: Reference) -> dict[str, dict[str, int]]:
+    start, end = reference.span.start, reference.span.end
+    return {
+        "start": {"line": start.line, "character": start.character},
+        "end": {"line": end.line, "character": end.character},
+    }
+
+
+def cmd_refs(_app: App, args: argparse.Namespace) -> int:
+    tokens = _parse_file(args.file, args.language_id)
+    if args.json:
+        print(
+            _dumps(
+                [
+                    {"kind": t.kind.value, "text": t.text, "target": t.target, "range": _range(t)}
+                    for t in tokens
+                ]
+            )
+        )
+        return 0
+    for t in tokens:
+        where = f"{t.span.start.line + 1}:{t.span.start.character + 1}"
+        print(f"{where:>8}  {t.kind.value:<6}  {t.text}")
+    return 0
+
+
+def _resolution_json(resolution: Resolution) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "ref": resolution.ref,
+        "resolved": resolution.resolved,
+        "kind": resolution.kind,
+        "id": resolution.id,
+        "claims": [
+            {k: v for k, v in claim_record(c).items() if k != "kind"} for c in resolution.claims
+        ],
+        "error": resolution.error,
+    }
+    if resolution.reference is not None:
+        found["range"] = _range(resolution.reference)
+    if resolution.context is not None:
+        found["context"] = {
+            "name": resolution.context.name,
+            "description": resolution.context.description,
+            "parent": resolution.context.parent,
+        }
+    if resolution.entity is not None:
+        entity = resolution.entity
+        found["entity"] = {
+            "name": entity.name,
+            "type": entity.type,
+            "fields": entity.fields,
+            "trashed": entity.trashed,
+        }
+    return found
+
+
+def _print_resolution(resolution: Resolution) -> None:
+    if resolution.error:
+        print(f"{resolution.ref}  ✗ {resolution.error}")
+        return
+    if resolution.kind == "note":
+        print(f"{resolution.ref}  → note {resolution.id!r} (resolved against the vault)")
+        return
+    what = f"{resolution.kind} @{resolution.id}"
+    if resolution.kind == "domain":
+        what = f"domain {resolution.id!r}"
+    if resolution.context is not None:
+        what += f" {resolution.context.name!r}"
+    if resolution.entity is not None:
+        trashed = " (deleted)" if resolution.entity.trashed else ""
+        what += f" {resolution.entity.name!r} ({resolution.entity.type}){trashed}"
+    count = len(resolution.claims)
+    if resolution.kind == "claim":
+        print(f"{resolution.ref}  → {_claim_line(resolution.claims[0])}")
+        return
+    print(f"{resolution.ref}  → {what}: {count} claim{'s' if count != 1 else ''}")
+    for claim in resolution.claims:
+        print(f"    {_claim_line(claim)}")
+
+
+def cmd_resolve(app: App, args: argparse.Namespace) -> int:
+    if bool(args.refs) == bool(args.file):
+        raise UserError("resolve takes REF arguments or --file FILE, not both and not neither")
+    if args.file:
+        references = _parse_file(args.file, None)
+    else:
+        references = tuple(parse_argument(ref) for ref in args.refs)
+    resolutions = app.resolver.resolve_all(references)
+    if args.json:
+        print(_dumps([_resolution_json(r) for r in resolutions]))
+    else:
+        if args.file and not resolutions:
+            print(f"{args.file}: no references")
+        for resolution in resolutions:
+            _print_resolution(resolution)
+    unresolved = [r for r in resolutions if r.error]
+    if args.file or not unresolved:
+        return 0
+    for resolution in unresolved:
+        print(f"{PROG}: error: {resolution.ref}: {resolution.error}", file=sys.stderr)
+    return 1
+
+
+# -- the parser -------------------------------------------------------------------------------
+
+
+def _globals(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """--store/--vault/--user, accepted before or after the command."""
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    parser.add_argument("--store", metavar="DIR", help="the store folder", **default)
+    parser.add_argument(
+        "--vault", metavar="DIR", action="append", help="a notes vault (repeatable)", **default
+    )
+    parser.add_argument(
+        "--user", metavar="NAME", help="whose memory (default: login name)", **default
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Reference your personal knowledge base from any editor.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _globals(parser, suppress=False)
+    shared = argparse.ArgumentParser(add_help=False)
+    _globals(shared, suppress=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(group: Any, name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = group.add_parser(
+            name, help=help_text, description=help_text, parents=[shared]
+        )
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = command(commands, "import", cmd_import, "import records from a JSONL file (SPEC §3)")
+    sub.add_argument("file", metavar="FILE", help="a JSONL file, or - for standard input")
+    sub = command(commands, "export", cmd_export, "export your records as JSONL")
+    sub.add_argument("file", metavar="FILE", nargs="?", help="where to write (default stdout)")
+
+    claim = commands.add_parser("claim", help="add, show, list and retract claims")
+    claims = claim.add_subparsers(dest="claim_command", metavar="ACTION", required=True)
+    sub = command(claims, "add", cmd_claim_add, "add a claim")
+    sub.add_argument("text", metavar="TEXT", help="the statement")
+    sub.add_argument("--type", metavar="T", help="claim type (default: fact)")
+    sub.add_argument("--domain", metavar="D", help="context domain, e.g. work")
+    sub.add_argument("--context", metavar="ID", action="append", help="a context (repeatable)")
+    sub.add_argument("--tag", metavar="ID", action="append", help="a tag (repeatable)")
+    sub.add_argument("--confidence", metavar="X", type=float, help="0 to 1 (default 1)")
+    sub.add_argument("--pin", action="store_true", help="pin globally")
+    sub = command(claims, "show", cmd_claim_show, "show one claim")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command(claims, "list", cmd_claim_list, "list claims by number")
+    sub.add_argument(
+        "--status",
+        action="append",
+        choices=[s.value for s in ClaimStatus],
+        help="only this status (repeatable)",
+    )
+    sub.add_argument("--limit", type=int, metavar="N", help="at most N claims")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command(claims, "retract", cmd_claim_retract, "mark a claim retracted")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+
+    context = commands.add_parser("context", help="add contexts and show their tree")
+    contexts = context.add_subparsers(dest="context_command", metavar="ACTION", required=True)
+    sub = command(contexts, "add", cmd_context_add, "add a context")
+    sub.add_argument("name", metavar="NAME")
+    sub.add_argument("--parent", metavar="ID", help="the parent context's friendly id")
+    sub.add_argument("--description", metavar="TEXT")
+    sub.add_argument("--id", metavar="ID", help="its friendly id (generated if absent)")
+    command(contexts, "tree", cmd_context_tree, "show the context tree with claim counts")
+
+    sub = command(commands, "refs", cmd_refs, "list the references in a document (SPEC §1)")
+    sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+
+    sub = command(commands, "resolve", cmd_resolve, "resolve references (SPEC §2)")
+    sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")
+    sub.add_argument("--file", metavar="FILE", help="resolve every reference in a document")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the exit code."""
+    args = build_parser().parse_args(argv)
+    overrides = {
+        key: getattr(args, key) for key in ("store", "vaults", "user") if getattr(args, key, None)
+    }
+    if getattr(args, "vault", None):
+        overrides["vaults"] = args.vault
+    config, warnings = load_config(overrides)
+    for warning in warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    app = App(config)
+    try:
+        handler: Handler = args.handler
+        return handler(app, args)
+    except ImportFailed as failed:
+        print(f"{PROG}: error: {failed}", file=sys.stderr)
+        for problem in failed.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    except UserError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`); quietly stop writing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as error:
+        if os.environ.get("LSP_MEMORY_DEBUG"):
+            raise
+        print(
+            f"{PROG}: internal error: {type(error).__name__}: {error} "
+            "(set LSP_MEMORY_DEBUG=1 for a traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return 70
+    finally:
+        app.close()

@@ -1,0 +1,180 @@
+"""Settings: ``lsp-memory.toml`` + environment + command-line overrides → a frozen ``Config``.
+
+Precedence, lowest first: built-in defaults, the config file, the environment
+(``LSP_MEMORY_STORE``, ``LSP_MEMORY_USER``,
+``LSP_MEMORY_BUSY_TIMEOUT_MS``), explicit overrides (command-line flags, later the
+LSP's initializationOptions). A bad setting never stops the program: it yields a one-line
+warning and the default.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAME = "lsp-memory.toml"
+APP_NAME = "lsp-memory"
+DEFAULT_BUDGET = 1500
+
+
+def default_user() -> str:
+    """The login name, or ``user`` when there is none (containers without a passwd entry)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "user"
+
+
+def default_store() -> Path:
+    """The user data folder (``~/.local/share/lsp-memory`` on Linux)."""
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME)
+
+
+def default_cache() -> Path:
+    """The user cache folder, where derived indexes live."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path(APP_NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Every setting, parsed once."""
+
+    store: Path = field(default_factory=default_store)
+    user: str = field(default_factory=default_user)
+    vaults: tuple[Path, ...] = ()
+    budget: int = DEFAULT_BUDGET
+    model: Path | None = None
+    excludes: tuple[str, ...] = ()
+    cache: Path = field(default_factory=default_cache)
+    busy_timeout_ms: int = 5000  # how long a write waits for another writer
+    source: Path | None = None  # the config file read, if any
+
+
+def find_config_file(start: Path) -> Path | None:
+    """``lsp-memory.toml`` in ``start`` or the nearest folder above it, else the user's."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    from platformdirs import user_config_path
+
+    candidate = user_config_path(APP_NAME) / CONFIG_NAME
+    return candidate if candidate.is_file() else None
+
+
+def _path(value: object, base: Path) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError("expected a non-empty path string")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _text(value: object, _base: Path) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError("expected a non-empty string")
+    return value.strip()
+
+
+def _budget(value: object, _base: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise TypeError("expected a positive whole number of tokens")
+    return value
+
+
+def _milliseconds(value: object, _base: Path) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError("expected a whole number of milliseconds")
+    return value
+
+
+def _paths(value: object, base: Path) -> tuple[Path, ...]:
+    if not isinstance(value, list):
+        raise TypeError("expected a list of paths")
+    return tuple(_path(item, base) for item in value)
+
+
+def _globs(value: object, _base: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError("expected a list of glob strings")
+    return tuple(value)
+
+
+_PARSERS = {
+    "store": _path,
+    "user": _text,
+    "vaults": _paths,
+    "budget": _budget,
+    "model": _path,
+    "excludes": _globs,
+    "cache": _path,
+    "busy_timeout_ms": _milliseconds,
+}
+
+
+def apply_settings(
+    config: Config, settings: Mapping[str, Any], *, base: Path, origin: str
+) -> tuple[Config, list[str]]:
+    """Overlay ``settings`` on ``config``; each bad or unknown key gives a warning and is
+    skipped, so its earlier value (ultimately the default) stands."""
+    warnings: list[str] = []
+    changes: dict[str, Any] = {}
+    for key, value in settings.items():
+        parse = _PARSERS.get(key)
+        if parse is None:
+            warnings.append(f"{origin}: unknown setting {key!r} ignored")
+            continue
+        try:
+            changes[key] = parse(value, base)
+        except TypeError as error:
+            warnings.append(f"{origin}: setting {key!r}: {error}; using the default")
+    return replace(config, **changes), warnings
+
+
+def load_config(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Config, list[str]]:
+    """Build the configuration from file, environment and ``overrides``; return it with any
+    warnings about bad settings."""
+    here = cwd or Path.cwd()
+    env = os.environ if environ is None else environ
+    config = Config()
+    warnings: list[str] = []
+    path = find_config_file(here)
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            warnings.append(f"{path}: cannot read config ({error}); using defaults")
+        else:
+            config, found = apply_settings(config, data, base=path.parent, origin=str(path))
+            config = replace(config, source=path)
+            warnings += found
+    from_env = {
+        key: env[name]
+        for key, name in (
+            ("store", "LSP_MEMORY_STORE"),
+            ("user", "LSP_MEMORY_USER"),
+            ("busy_timeout_ms", "LSP_MEMORY_BUSY_TIMEOUT_MS"),
+        )
+        if env.get(name)
+    }
+    config, found = apply_settings(config, from_env, base=here, origin="environment")
+    warnings += found
+    if overrides:
+        config, found = apply_settings(config, overrides, base=here, origin="command line")
+        warnings += found
+    return config, warnings

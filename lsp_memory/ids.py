@@ -1,0 +1,129 @@
+"""Identifiers: friendly ids (SPEC §3), slugs and timestamps. Pure functions."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import unicodedata
+import uuid
+from collections.abc import Callable, Container
+from datetime import UTC, date, datetime
+
+MAX_FRIENDLY_ID = 60
+MAX_WORDS = 3
+_MAX_WORD = 20
+
+FRIENDLY_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{2,}")
+"""What an ``@<id>`` can name (SPEC §1); every stored friendly id must match it."""
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can cannot could couldn did didn do does doesn doing don
+    down during each few for from further had hadn has hasn have haven having he her here hers
+    herself him himself his how i if in into is isn it its itself just let ll me more most
+    mustn my myself no nor not now of off on once only or other ought our ours ourselves out
+    over own re s same shan she should shouldn so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up ve very was wasn
+    we were weren what when where which while who whom why will with won would wouldn y you
+    your yours yourself yourselves also get got really like always usually currently
+    """.split()
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case ASCII words of ``text``, accents folded (``café`` → ``cafe``)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return _WORD.findall(folded.lower())
+
+
+def slug(text: str, *, max_words: int | None = None) -> str:
+    """``My Health Goals`` → ``my_health_goals``: the key contexts are found by name with."""
+    parts = words(text)
+    if max_words is not None:
+        parts = parts[:max_words]
+    return "_".join(parts)
+
+
+def name_key(name: str) -> str:
+    """A context name compared as SPEC §2 step 4 says: lower-cased, spaces as underscores."""
+    return "_".join(name.lower().split())
+
+
+def meaningful_words(text: str) -> list[str]:
+    """Up to three words that carry meaning: stop words, single letters and numbers skipped
+    at the start (an id must start with a letter)."""
+    chosen: list[str] = []
+    for word in words(text):
+        if word in STOP_WORDS or len(word) < 2 or (not chosen and not word[0].isalpha()):
+            continue
+        chosen.append(word[:_MAX_WORD])
+        if len(chosen) == MAX_WORDS:
+            break
+    return chosen
+
+
+def friendly_id(
+    text: str,
+    taken: Container[str] = (),
+    *,
+    fallback: str = "claim",
+    suffix: Callable[[], str] = lambda: secrets.token_hex(2),
+) -> str:
+    """A friendly id for ``text``: 1–3 meaningful words, ``_``-joined, a 4-hex suffix.
+
+    ``prefer_morning_a3f2`` for "I prefer morning meetings". Never one in ``taken``, never
+    longer than 60 characters.
+    """
+    base = "_".join(meaningful_words(text)) or fallback
+    base = base[: MAX_FRIENDLY_ID - 5].rstrip("_")
+    while True:
+        candidate = f"{base}_{suffix()}"
+        if candidate not in taken:
+            return candidate
+
+
+def named_id(name: str, kind: str, taken: Container[str] = ()) -> str:
+    """A readable id for a named record: ``alice_person_entity``, ``sleep_tag``.
+
+    Falls back to a 4-hex suffix when the plain one is taken.
+    """
+    base = slug(name, max_words=4)
+    if not base or not base[0].isalpha():
+        base = f"{kind}_{base}".rstrip("_")
+    base = base[: MAX_FRIENDLY_ID - len(kind) - 7]
+    candidate = f"{base}_{kind}"
+    while candidate in taken:
+        candidate = f"{base}_{secrets.token_hex(2)}_{kind}"
+    return candidate
+
+
+def new_uuid() -> str:
+    """A random UUID as text, for claim, context and entity ids."""
+    return str(uuid.uuid4())
+
+
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def now() -> str:
+    """The current time as a stored timestamp."""
+    return datetime.now(UTC).strftime(TIMESTAMP_FORMAT)
+
+
+def timestamp(value: str) -> str:
+    """Parse an ISO 8601 date or date-time; return it in the stored form (UTC, fixed width,
+    so text order is time order). Naive times are taken as UTC. Raises ``ValueError``."""
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        day = date.fromisoformat(text)  # raises ValueError with its own message
+        moment = datetime(day.year, day.month, day.day)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)

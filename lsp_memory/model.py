@@ -1,0 +1,198 @@
+"""The domain's value types: references, claims, contexts, entities, tags (stdlib only)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class RefKind(StrEnum):
+    """What a reference token names (SPEC §1)."""
+
+    UUID = "uuid"  # @memory:<uuid>, @mem:<uuid>: a claim by UUID
+    NUMBER = "number"  # #<N>: a claim by number
+    ID = "id"  # @<id>: claim_<N>, a friendly id, or a context name
+    NOTE = "note"  # [[Target#Heading|Label]]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """An LSP position: 0-based line and character in UTF-16 code units."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """An LSP range, end exclusive."""
+
+    start: Position
+    end: Position
+
+
+_CLAIM_NUMBER_ID = re.compile(r"claim_([0-9]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One reference token found in a document.
+
+    ``offset``/``end`` index the Python string; ``span`` is the LSP range of the same text.
+    """
+
+    kind: RefKind
+    text: str  # exactly as written, e.g. "@claim_42", "#42", "[[Note|label]]"
+    target: str  # "claim_42", "42", the UUID, the friendly id, or the note target
+    span: Span
+    offset: int
+    end: int
+    heading: str | None = None  # [[Target#Heading]]
+    label: str | None = None  # [[Target|Label]]
+
+    @property
+    def claim_number(self) -> int | None:
+        """The claim number for ``#N`` and ``@claim_N``, else None."""
+        if self.kind is RefKind.NUMBER:
+            return int(self.target)
+        if self.kind is RefKind.ID:
+            match = _CLAIM_NUMBER_ID.fullmatch(self.target)
+            if match:
+                return int(match.group(1))
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    """The reference tokens of a document, in document order, and its clean text."""
+
+    references: tuple[Reference, ...]
+    clean_text: str
+
+
+class ClaimStatus(StrEnum):
+    """The claim lifecycle (SPEC §2)."""
+
+    ACTIVE = "active"
+    CONTESTED = "contested"
+    RETRACTED = "retracted"
+    SUPERSEDED = "superseded"
+    MERGED = "merged"
+    DEPRECATED = "deprecated"
+
+
+LIVE_STATUSES: tuple[ClaimStatus, ...] = (ClaimStatus.ACTIVE, ClaimStatus.CONTESTED)
+"""Statuses returned by contexts, tags, domains and automatic retrieval."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One atomic fact, preference or decision about the user."""
+
+    claim_id: str
+    user: str
+    number: int
+    friendly_id: str
+    statement: str
+    claim_types: tuple[str, ...]  # the first is the primary ``claim_type``
+    domains: tuple[str, ...]  # the first is the primary ``context_domain``
+    status: ClaimStatus
+    confidence: float
+    possible_questions: tuple[str, ...]
+    pinned: bool
+    created_at: str
+    updated_at: str
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: str | None = None
+    merged_into: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    contexts: tuple[str, ...] = ()  # context friendly ids
+    tags: tuple[str, ...] = ()  # tag friendly ids
+    entities: tuple[str, ...] = ()  # entity friendly ids
+
+    @property
+    def claim_type(self) -> str:
+        return self.claim_types[0] if self.claim_types else "fact"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A named group of claims in a tree."""
+
+    context_id: str
+    user: str
+    friendly_id: str
+    name: str
+    description: str
+    parent: str | None  # the parent's friendly id
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntityField:
+    """A typed field of an entity type."""
+
+    name: str
+    type: str
+
+
+ENTITY_FIELD_TYPES: frozenset[str] = frozenset(
+    {
+        "text",
+        "email",
+        "date",
+        "select",
+        "text_list",
+        "entity_ref",
+        "entity_ref_list",
+        "note_ref",
+        "computed",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EntityType:
+    """A kind of entity (Person, Team, Project) and its fields."""
+
+    user: str
+    name: str
+    fields: tuple[EntityField, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A person, project or topic with typed fields."""
+
+    entity_id: str
+    user: str
+    friendly_id: str
+    name: str
+    type: str
+    fields: dict[str, Any]
+    trashed: bool
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A tag in a tree of tags."""
+
+    user: str
+    friendly_id: str
+    name: str
+    parent: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextNode:
+    """A context with its children, for ``context tree``."""
+
+    context: Context
+    claim_count: int
+    children: tuple[ContextNode, ...]

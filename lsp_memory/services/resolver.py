@@ -1,0 +1,129 @@
+"""Reference resolution (SPEC §2): what an ``@id``, ``#N`` or ``@memory:uuid`` names for one
+user, tried in the spec's order, the first hit winning.
+
+Notes (``[[...]]``) are resolved against the vaults, not the store; this service reports them
+as notes and leaves them to the notes service.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lsp_memory import refs
+from lsp_memory.errors import UnresolvedReference
+from lsp_memory.ids import name_key
+from lsp_memory.model import Claim, Context, Entity, Reference, RefKind, Tag
+from lsp_memory.store.sqlite import Store
+
+_DOMAIN = re.compile(r"(.+)_domain")
+_BARE_NUMBER = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What one reference resolved to. ``claims`` are in the order SPEC §2 gives."""
+
+    ref: str  # the reference as written
+    kind: str | None  # claim, context, entity, tag, domain, note; None when unresolved
+    id: str | None  # the record's friendly id (claims, contexts, entities, tags) or domain
+    claims: tuple[Claim, ...] = ()
+    error: str | None = None
+    context: Context | None = None
+    entity: Entity | None = None
+    tag: Tag | None = None
+    reference: Reference | None = field(default=None, compare=False)
+
+    @property
+    def resolved(self) -> bool:
+        return self.error is None
+
+
+def not_found(ref: str, target: str) -> Resolution:
+    return Resolution(ref, None, None, error=f"No memory or context found with ID: {target}")
+
+
+class Resolver:
+    """Resolves references for one user against the store."""
+
+    def __init__(self, store: Store, user: str) -> None:
+        self.store = store
+        self.user = user
+
+    def resolve(self, reference: Reference) -> Resolution:
+        """Resolve one parsed reference token."""
+        found = self._resolve(reference)
+        return Resolution(
+            found.ref,
+            found.kind,
+            found.id,
+            found.claims,
+            found.error,
+            found.context,
+            found.entity,
+            found.tag,
+            reference,
+        )
+
+    def resolve_all(self, references: tuple[Reference, ...]) -> list[Resolution]:
+        return [self.resolve(reference) for reference in references]
+
+    def _resolve(self, reference: Reference) -> Resolution:
+        text, user, store = reference.text, self.user, self.store
+        if reference.kind is RefKind.NOTE:
+            return Resolution(text, "note", reference.target, error=None)
+        if reference.kind is RefKind.UUID:
+            claim = store.claim_by_uuid(user, reference.target)
+            if claim is None:
+                return Resolution(
+                    text, None, None, error=f"No memory found with ID: {reference.target}"
+                )
+            return Resolution(text, "claim", claim.friendly_id, (claim,))
+        number = reference.claim_number
+        if number is not None:
+            # `#N` and `@claim_N` resolve by number only (steps 1 and SPEC §2's last rule).
+            claim = store.claim_by_number(user, number)
+            if claim is None:
+                return not_found(text, f"claim_{number}")
+            return Resolution(text, "claim", claim.friendly_id, (claim,))
+        target = reference.target
+        claim = store.claim_by_friendly_id(user, target)
+        if claim is not None:
+            return Resolution(text, "claim", claim.friendly_id, (claim,))
+        context = store.context_by_friendly_id(user, target) or store.context_by_name_key(
+            user, name_key(target)
+        )
+        if context is not None:
+            claims = tuple(store.claims_in_context(user, context.context_id))
+            return Resolution(text, "context", context.friendly_id, claims, context=context)
+        entity = store.entity_by_friendly_id(user, target)
+        if entity is not None:
+            claims = tuple(store.claims_of_entity(user, entity.entity_id))
+            return Resolution(text, "entity", entity.friendly_id, claims, entity=entity)
+        tag = store.tag_by_friendly_id(user, target)
+        if tag is not None:
+            claims = tuple(store.claims_with_tag(user, tag.friendly_id))
+            return Resolution(text, "tag", tag.friendly_id, claims, tag=tag)
+        domain = _DOMAIN.fullmatch(target)
+        if domain and store.domain_exists(user, domain.group(1)):
+            claims = tuple(store.claims_in_domain(user, domain.group(1)))
+            return Resolution(text, "domain", domain.group(1), claims)
+        return not_found(text, target)
+
+
+def parse_argument(text: str) -> Reference:
+    """A reference typed as a command-line argument: ``@ssdva``, ``ssdva``, ``#42``, ``42``,
+    ``@claim_42``, ``@memory:<uuid>`` or ``[[Note]]``. Raises ``UnresolvedReference``."""
+    stripped = text.strip()
+    candidates = [stripped]
+    if _BARE_NUMBER.fullmatch(stripped):
+        candidates.append(f"#{stripped}")
+    elif not stripped.startswith(("@", "#", "[[", "![[")):
+        candidates.append(f"@{stripped}")
+    for candidate in candidates:
+        found = refs.parse(candidate).references
+        if len(found) == 1 and found[0].text == candidate:
+            return found[0]
+    raise UnresolvedReference(
+        f"not a reference: {text!r} (expected @id, #N, @claim_N, @memory:<uuid> or [[Note]])"
+    )

@@ -1,0 +1,1 @@
+"""Stores: the SQLite store of record; later the derived full-text and vector indexes."""

@@ -1,0 +1,129 @@
+"""The store's schema as forward migrations, one per ``PRAGMA user_version`` step.
+
+Migration N (1-based) takes a store from version N-1 to N. Never edit a released migration:
+append a new one.
+"""
+
+from __future__ import annotations
+
+V1 = """
+CREATE TABLE claim_numbers (
+    user TEXT PRIMARY KEY,
+    last INTEGER NOT NULL CHECK (last >= 0)
+) WITHOUT ROWID;
+
+CREATE TABLE claims (
+    id INTEGER PRIMARY KEY,
+    claim_id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    number INTEGER NOT NULL CHECK (number > 0),
+    friendly_id TEXT NOT NULL,
+    statement TEXT NOT NULL CHECK (statement <> ''),
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN
+        ('active', 'contested', 'retracted', 'superseded', 'merged', 'deprecated')),
+    confidence REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0.0 AND 1.0),
+    possible_questions TEXT NOT NULL DEFAULT '[]',
+    pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    valid_from TEXT,
+    valid_to TEXT,
+    superseded_by TEXT REFERENCES claims (claim_id) DEFERRABLE INITIALLY DEFERRED,
+    merged_into TEXT REFERENCES claims (claim_id) DEFERRABLE INITIALLY DEFERRED,
+    meta TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (user, number),
+    UNIQUE (user, friendly_id)
+);
+CREATE INDEX claims_user_updated ON claims (user, updated_at);
+CREATE INDEX claims_user_pinned ON claims (user) WHERE pinned = 1;
+
+CREATE TABLE claim_types (
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    pos INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    PRIMARY KEY (claim, pos)
+) WITHOUT ROWID;
+CREATE INDEX claim_types_type ON claim_types (type, claim);
+
+CREATE TABLE claim_domains (
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    pos INTEGER NOT NULL,
+    domain TEXT NOT NULL,
+    PRIMARY KEY (claim, pos)
+) WITHOUT ROWID;
+CREATE INDEX claim_domains_domain ON claim_domains (domain, claim);
+
+CREATE TABLE contexts (
+    id INTEGER PRIMARY KEY,
+    context_id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    friendly_id TEXT NOT NULL,
+    name TEXT NOT NULL CHECK (name <> ''),
+    name_key TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    parent INTEGER REFERENCES contexts (id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (user, friendly_id)
+);
+CREATE INDEX contexts_user_name ON contexts (user, name_key);
+CREATE INDEX contexts_parent ON contexts (parent);
+
+CREATE TABLE context_claims (
+    context INTEGER NOT NULL REFERENCES contexts (id) ON DELETE CASCADE,
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    PRIMARY KEY (context, claim)
+) WITHOUT ROWID;
+CREATE INDEX context_claims_claim ON context_claims (claim, context);
+
+CREATE TABLE tags (
+    id INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    friendly_id TEXT NOT NULL,
+    name TEXT NOT NULL CHECK (name <> ''),
+    parent INTEGER REFERENCES tags (id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED,
+    UNIQUE (user, friendly_id)
+);
+CREATE INDEX tags_parent ON tags (parent);
+
+CREATE TABLE claim_tags (
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    tag INTEGER NOT NULL REFERENCES tags (id) ON DELETE CASCADE,
+    PRIMARY KEY (claim, tag)
+) WITHOUT ROWID;
+CREATE INDEX claim_tags_tag ON claim_tags (tag, claim);
+
+CREATE TABLE entity_types (
+    id INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    name TEXT NOT NULL CHECK (name <> ''),
+    fields TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (user, name)
+);
+
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY,
+    entity_id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    friendly_id TEXT NOT NULL,
+    name TEXT NOT NULL CHECK (name <> ''),
+    type INTEGER NOT NULL REFERENCES entity_types (id),
+    fields TEXT NOT NULL DEFAULT '{}',
+    trashed INTEGER NOT NULL DEFAULT 0 CHECK (trashed IN (0, 1)),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (user, friendly_id)
+);
+
+CREATE TABLE claim_entities (
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    entity INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (claim, entity)
+) WITHOUT ROWID;
+CREATE INDEX claim_entities_entity ON claim_entities (entity, claim);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1,)
+"""Each entry moves the schema one version forward; the store's version is their count."""
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,782 @@
+"""The store of record: claims, contexts, tags and entities in SQLite, scoped by user.
+
+One file, ``memory.sqlite3``, in the store folder. WAL so readers never wait for the writer,
+a busy timeout so two writers take turns, foreign keys on, the schema versioned with
+``PRAGMA user_version`` and migrated forward on open. A store written by a newer version is
+refused before anything is written to it.
+
+Every method that reads or writes records takes the user and never returns another user's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from lsp_memory.errors import StoreError
+from lsp_memory.model import (
+    LIVE_STATUSES,
+    Claim,
+    ClaimStatus,
+    Context,
+    ContextNode,
+    Entity,
+    EntityField,
+    EntityType,
+    Tag,
+)
+from lsp_memory.store.schema import MIGRATIONS
+
+STORE_FILE = "memory.sqlite3"
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+MAX_TREE_DEPTH = 10
+"""How deep below a context (or tag) its claims are gathered; also stops hand-made cycles."""
+
+_SEP = "\x1f"  # joins list values in one column; never part of an id, type or domain
+_LIVE = "('" + "', '".join(LIVE_STATUSES) + "')"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def describe(error: sqlite3.Error, path: Path, busy_ms: int) -> StoreError:
+    """One line for a SQLite failure, naming the store and what the user can do."""
+    text = str(error)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return StoreError(
+            f"store {path} is locked by another process (waited {busy_ms / 1000:g} s); "
+            "try again when it finishes"
+        )
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return StoreError(f"store {path} is read-only or cannot be opened: {text}")
+    if "not a database" in lowered or "malformed" in lowered:
+        return StoreError(f"{path} is not a readable lsp-memory store: {text}")
+    if "disk" in lowered and "full" in lowered:
+        return StoreError(f"store {path}: the disk is full; nothing was written")
+    return StoreError(f"store {path}: {text}")
+
+
+def _translated(
+    method: Callable[Concatenate[Store, P], R],
+) -> Callable[Concatenate[Store, P], R]:
+    """Turn SQLite operational failures inside a store method into one-line ``StoreError``s."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as error:
+            if isinstance(error, sqlite3.IntegrityError):
+                raise
+            raise describe(error, self.path, self.busy_timeout_ms) from error
+
+    return wrapper
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(value.split(_SEP)) if value else ()
+
+
+def _json(value: str, empty: str) -> Any:
+    return json.loads(value) if value != empty else json.loads(empty)
+
+
+_CLAIM_SELECT = f"""
+SELECT c.claim_id, c.user, c.number, c.friendly_id, c.statement, c.status, c.confidence,
+    c.possible_questions, c.pinned, c.created_at, c.updated_at, c.valid_from, c.valid_to,
+    c.superseded_by, c.merged_into, c.meta,
+    (SELECT group_concat(type, '{_SEP}') FROM
+        (SELECT type FROM claim_types WHERE claim = c.id ORDER BY pos)),
+    (SELECT group_concat(domain, '{_SEP}') FROM
+        (SELECT domain FROM claim_domains WHERE claim = c.id ORDER BY pos)),
+    (SELECT group_concat(friendly_id, '{_SEP}') FROM
+        (SELECT x.friendly_id FROM context_claims l JOIN contexts x ON x.id = l.context
+         WHERE l.claim = c.id ORDER BY x.friendly_id)),
+    (SELECT group_concat(friendly_id, '{_SEP}') FROM
+        (SELECT t.friendly_id FROM claim_tags l JOIN tags t ON t.id = l.tag
+         WHERE l.claim = c.id ORDER BY t.friendly_id)),
+    (SELECT group_concat(friendly_id, '{_SEP}') FROM
+        (SELECT e.friendly_id FROM claim_entities l JOIN entities e ON e.id = l.entity
+         WHERE l.claim = c.id ORDER BY e.friendly_id))
+FROM claims c
+"""
+
+_NEWEST_FIRST = "ORDER BY c.updated_at DESC, c.number DESC"
+
+
+def _claim(row: Sequence[Any]) -> Claim:
+    return Claim(
+        claim_id=row[0],
+        user=row[1],
+        number=row[2],
+        friendly_id=row[3],
+        statement=row[4],
+        status=ClaimStatus(row[5]),
+        confidence=row[6],
+        possible_questions=tuple(_json(row[7], "[]")),
+        pinned=bool(row[8]),
+        created_at=row[9],
+        updated_at=row[10],
+        valid_from=row[11],
+        valid_to=row[12],
+        superseded_by=row[13],
+        merged_into=row[14],
+        meta=_json(row[15], "{}"),
+        claim_types=_split(row[16]),
+        domains=_split(row[17]),
+        contexts=_split(row[18]),
+        tags=_split(row[19]),
+        entities=_split(row[20]),
+    )
+
+
+_CONTEXT_SELECT = """
+SELECT x.context_id, x.user, x.friendly_id, x.name, x.description, p.friendly_id,
+    x.created_at, x.updated_at, x.id
+FROM contexts x LEFT JOIN contexts p ON p.id = x.parent
+"""
+
+
+def _context(row: Sequence[Any]) -> Context:
+    return Context(*row[:8])
+
+
+_ENTITY_SELECT = """
+SELECT e.entity_id, e.user, e.friendly_id, e.name, t.name, e.fields, e.trashed,
+    e.created_at, e.updated_at
+FROM entities e JOIN entity_types t ON t.id = e.type
+"""
+
+
+def _entity(row: Sequence[Any]) -> Entity:
+    return Entity(
+        entity_id=row[0],
+        user=row[1],
+        friendly_id=row[2],
+        name=row[3],
+        type=row[4],
+        fields=json.loads(row[5]),
+        trashed=bool(row[6]),
+        created_at=row[7],
+        updated_at=row[8],
+    )
+
+
+_TAG_SELECT = """
+SELECT t.user, t.friendly_id, t.name, p.friendly_id FROM tags t LEFT JOIN tags p ON p.id = t.parent
+"""
+
+
+@dataclass(slots=True)
+class Batch:
+    """New records to write in one transaction; they refer to each other (and to records
+    already stored for the same user) by friendly id, entity-type name and claim id."""
+
+    entity_types: list[EntityType] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list)
+    contexts: list[Context] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class UserKeys:
+    """What one user already has: the keys an import must not duplicate or may refer to."""
+
+    claim_friendly_ids: set[str]
+    claim_numbers: set[int]
+    last_number: int
+    context_parents: dict[str, str | None]  # friendly id → parent friendly id
+    tag_parents: dict[str, str | None]
+    entity_types: dict[str, tuple[EntityField, ...]]
+    entity_friendly_ids: set[str]
+
+
+class Store:
+    """An open store. Not shared between threads; open one per thread or process."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, busy_timeout_ms: int) -> None:
+        self._db = connection
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: taken at once (so waiting for a writer happens up front,
+        under the busy timeout), committed whole or rolled back whole."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- claims -----------------------------------------------------------------------------
+
+    @_translated
+    def claim_by_number(self, user: str, number: int) -> Claim | None:
+        row = self._db.execute(
+            _CLAIM_SELECT + "WHERE c.user = ? AND c.number = ?", (user, number)
+        ).fetchone()
+        return _claim(row) if row else None
+
+    @_translated
+    def claim_by_friendly_id(self, user: str, friendly_id: str) -> Claim | None:
+        row = self._db.execute(
+            _CLAIM_SELECT + "WHERE c.user = ? AND c.friendly_id = ?", (user, friendly_id)
+        ).fetchone()
+        return _claim(row) if row else None
+
+    @_translated
+    def claim_by_uuid(self, user: str, claim_id: str) -> Claim | None:
+        row = self._db.execute(
+            _CLAIM_SELECT + "WHERE c.claim_id = ? AND c.user = ?", (claim_id, user)
+        ).fetchone()
+        return _claim(row) if row else None
+
+    @_translated
+    def claims(
+        self,
+        user: str,
+        *,
+        statuses: Iterable[ClaimStatus] | None = None,
+        limit: int | None = None,
+    ) -> list[Claim]:
+        """The user's claims by number, optionally only those with one of ``statuses``."""
+        sql = _CLAIM_SELECT + "WHERE c.user = ?"
+        params: list[Any] = [user]
+        if statuses is not None:
+            wanted = [str(status) for status in statuses]
+            sql += f" AND c.status IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        sql += " ORDER BY c.number"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [_claim(row) for row in self._db.execute(sql, params)]
+
+    @_translated
+    def claims_in_context(self, user: str, context_id: str) -> list[Claim]:
+        """Live claims linked to the context or any descendant (depth ≤ 10, cycle-safe),
+        each once, newest first."""
+        sql = f"""
+        WITH RECURSIVE tree(id, depth) AS (
+            SELECT id, 0 FROM contexts WHERE context_id = ? AND user = ?
+            UNION
+            SELECT x.id, tree.depth + 1 FROM contexts x JOIN tree ON x.parent = tree.id
+            WHERE tree.depth < {MAX_TREE_DEPTH} AND x.user = ?
+        )
+        {_CLAIM_SELECT}
+        WHERE c.id IN (SELECT l.claim FROM context_claims l WHERE l.context IN
+                        (SELECT id FROM tree))
+          AND c.user = ? AND c.status IN {_LIVE}
+        {_NEWEST_FIRST}
+        """
+        rows = self._db.execute(sql, (context_id, user, user, user))
+        return [_claim(row) for row in rows]
+
+    @_translated
+    def claims_with_tag(self, user: str, friendly_id: str) -> list[Claim]:
+        """Live claims carrying the tag or any descendant tag, newest first."""
+        sql = f"""
+        WITH RECURSIVE tree(id, depth) AS (
+            SELECT id, 0 FROM tags WHERE friendly_id = ? AND user = ?
+            UNION
+            SELECT t.id, tree.depth + 1 FROM tags t JOIN tree ON t.parent = tree.id
+            WHERE tree.depth < {MAX_TREE_DEPTH} AND t.user = ?
+        )
+        {_CLAIM_SELECT}
+        WHERE c.id IN (SELECT l.claim FROM claim_tags l WHERE l.tag IN (SELECT id FROM tree))
+          AND c.user = ? AND c.status IN {_LIVE}
+        {_NEWEST_FIRST}
+        """
+        return [_claim(row) for row in self._db.execute(sql, (friendly_id, user, user, user))]
+
+    @_translated
+    def claims_of_entity(self, user: str, entity_id: str) -> list[Claim]:
+        """Live claims linked to the entity, newest first."""
+        sql = f"""
+        {_CLAIM_SELECT}
+        WHERE c.id IN (SELECT l.claim FROM claim_entities l JOIN entities e ON e.id = l.entity
+                       WHERE e.entity_id = ? AND e.user = ?)
+          AND c.user = ? AND c.status IN {_LIVE}
+        {_NEWEST_FIRST}
+        """
+        return [_claim(row) for row in self._db.execute(sql, (entity_id, user, user))]
+
+    @_translated
+    def domain_exists(self, user: str, domain: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM claim_domains d JOIN claims c ON c.id = d.claim "
+            "WHERE d.domain = ? AND c.user = ? LIMIT 1",
+            (domain, user),
+        ).fetchone()
+        return row is not None
+
+    @_translated
+    def claims_in_domain(self, user: str, domain: str) -> list[Claim]:
+        """Live claims whose domains include ``domain``, newest first."""
+        sql = f"""
+        {_CLAIM_SELECT}
+        WHERE c.id IN (SELECT claim FROM claim_domains WHERE domain = ?)
+          AND c.user = ? AND c.status IN {_LIVE}
+        {_NEWEST_FIRST}
+        """
+        return [_claim(row) for row in self._db.execute(sql, (domain, user))]
+
+    @_translated
+    def set_status(self, user: str, claim_id: str, status: ClaimStatus, when: str) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE claims SET status = ?, updated_at = ? WHERE claim_id = ? AND user = ?",
+                (str(status), when, claim_id, user),
+            )
+
+    # -- contexts, tags, entities -----------------------------------------------------------
+
+    @_translated
+    def context_by_friendly_id(self, user: str, friendly_id: str) -> Context | None:
+        row = self._db.execute(
+            _CONTEXT_SELECT + "WHERE x.user = ? AND x.friendly_id = ?", (user, friendly_id)
+        ).fetchone()
+        return _context(row) if row else None
+
+    @_translated
+    def context_by_name_key(self, user: str, key: str) -> Context | None:
+        """The context whose name matches ``key`` (SPEC §2 step 4); the oldest when several
+        share a name."""
+        row = self._db.execute(
+            _CONTEXT_SELECT
+            + "WHERE x.user = ? AND x.name_key = ? ORDER BY x.created_at, x.id LIMIT 1",
+            (user, key),
+        ).fetchone()
+        return _context(row) if row else None
+
+    @_translated
+    def contexts(self, user: str) -> list[Context]:
+        rows = self._db.execute(_CONTEXT_SELECT + "WHERE x.user = ? ORDER BY x.id", (user,))
+        return [_context(row) for row in rows]
+
+    @_translated
+    def context_tree(self, user: str) -> tuple[list[ContextNode], list[Context]]:
+        """The user's contexts as a forest, each with its count of live claims linked
+        directly; and any contexts caught in a parent cycle (which no root reaches)."""
+        rows = self._db.execute(
+            f"""
+            SELECT x.context_id, x.user, x.friendly_id, x.name, x.description, p.friendly_id,
+                x.created_at, x.updated_at, x.id, x.parent,
+                (SELECT count(*) FROM context_claims l JOIN claims c ON c.id = l.claim
+                 WHERE l.context = x.id AND c.status IN {_LIVE})
+            FROM contexts x LEFT JOIN contexts p ON p.id = x.parent
+            WHERE x.user = ? ORDER BY x.name_key, x.friendly_id
+            """,
+            (user,),
+        ).fetchall()
+        by_id = {row[8]: row for row in rows}
+        children: dict[int | None, list[int]] = {}
+        for row in rows:
+            parent = row[9] if row[9] in by_id else None
+            children.setdefault(parent, []).append(row[8])
+        seen: set[int] = set()
+
+        def build(row_id: int) -> ContextNode:
+            seen.add(row_id)
+            row = by_id[row_id]
+            kids = tuple(build(kid) for kid in children.get(row_id, []) if kid not in seen)
+            return ContextNode(context=_context(row), claim_count=row[10], children=kids)
+
+        roots = [build(row_id) for row_id in children.get(None, [])]
+        stranded = [_context(by_id[row_id]) for row_id in by_id if row_id not in seen]
+        return roots, stranded
+
+    @_translated
+    def add_context(self, context: Context) -> None:
+        with self._write() as db:
+            parent = None
+            if context.parent is not None:
+                found = db.execute(
+                    "SELECT id FROM contexts WHERE user = ? AND friendly_id = ?",
+                    (context.user, context.parent),
+                ).fetchone()
+                parent = found[0]
+            db.execute(
+                "INSERT INTO contexts (context_id, user, friendly_id, name, name_key, "
+                "description, parent, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    context.context_id,
+                    context.user,
+                    context.friendly_id,
+                    context.name,
+                    _name_key(context.name),
+                    context.description,
+                    parent,
+                    context.created_at,
+                    context.updated_at,
+                ),
+            )
+
+    @_translated
+    def tag_by_friendly_id(self, user: str, friendly_id: str) -> Tag | None:
+        row = self._db.execute(
+            _TAG_SELECT + "WHERE t.user = ? AND t.friendly_id = ?", (user, friendly_id)
+        ).fetchone()
+        return Tag(*row) if row else None
+
+    @_translated
+    def tags(self, user: str) -> list[Tag]:
+        return [Tag(*row) for row in self._db.execute(_TAG_SELECT + "WHERE t.user = ?", (user,))]
+
+    @_translated
+    def entity_by_friendly_id(self, user: str, friendly_id: str) -> Entity | None:
+        row = self._db.execute(
+            _ENTITY_SELECT + "WHERE e.user = ? AND e.friendly_id = ?", (user, friendly_id)
+        ).fetchone()
+        return _entity(row) if row else None
+
+    @_translated
+    def entities(self, user: str) -> list[Entity]:
+        rows = self._db.execute(_ENTITY_SELECT + "WHERE e.user = ? ORDER BY e.id", (user,))
+        return [_entity(row) for row in rows]
+
+    @_translated
+    def entity_types(self, user: str) -> list[EntityType]:
+        rows = self._db.execute(
+            "SELECT user, name, fields FROM entity_types WHERE user = ? ORDER BY id", (user,)
+        )
+        return [
+            EntityType(
+                user=row[0],
+                name=row[1],
+                fields=tuple(EntityField(f["name"], f["type"]) for f in json.loads(row[2])),
+            )
+            for row in rows
+        ]
+
+    # -- bulk writes ------------------------------------------------------------------------
+
+    @_translated
+    def keys(self, user: str) -> UserKeys:
+        """The keys one user's records already hold, for validating an import."""
+        db = self._db
+        fids: set[str] = set()
+        numbers: set[int] = set()
+        for fid, number in db.execute(
+            "SELECT friendly_id, number FROM claims WHERE user = ?", (user,)
+        ):
+            fids.add(fid)
+            numbers.add(number)
+        last = db.execute("SELECT last FROM claim_numbers WHERE user = ?", (user,)).fetchone()
+        return UserKeys(
+            claim_friendly_ids=fids,
+            claim_numbers=numbers,
+            last_number=max([last[0] if last else 0, *numbers]),
+            context_parents=dict(
+                db.execute(
+                    "SELECT x.friendly_id, p.friendly_id FROM contexts x "
+                    "LEFT JOIN contexts p ON p.id = x.parent WHERE x.user = ?",
+                    (user,),
+                ).fetchall()
+            ),
+            tag_parents=dict(
+                db.execute(
+                    "SELECT t.friendly_id, p.friendly_id FROM tags t "
+                    "LEFT JOIN tags p ON p.id = t.parent WHERE t.user = ?",
+                    (user,),
+                ).fetchall()
+            ),
+            entity_types={
+                t.name: t.fields
+                for t in self.entity_types(user)  # already translated
+            },
+            entity_friendly_ids={
+                row[0]
+                for row in db.execute("SELECT friendly_id FROM entities WHERE user = ?", (user,))
+            },
+        )
+
+    @_translated
+    def taken_uuids(self, table: str, candidates: Iterable[str]) -> set[str]:
+        """Which of ``candidates`` are already ids of ``table`` (claims, contexts, entities),
+        for any user: ids are unique across users."""
+        column = {"claims": "claim_id", "contexts": "context_id", "entities": "entity_id"}[table]
+        wanted = list(candidates)
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            sql = f"SELECT {column} FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))})"
+            found.update(row[0] for row in self._db.execute(sql, chunk))
+        return found
+
+    @_translated
+    def claim_owner(self, claim_id: str) -> str | None:
+        row = self._db.execute("SELECT user FROM claims WHERE claim_id = ?", (claim_id,)).fetchone()
+        return row[0] if row else None
+
+    @_translated
+    def write(self, batch: Batch) -> None:
+        """Write ``batch`` in one transaction: all of it or, on any failure, none of it."""
+        with self._write() as db:
+            _Writer(db).write(batch)
+
+
+def _name_key(name: str) -> str:
+    return "_".join(name.lower().split())
+
+
+class _Writer:
+    """Inserts one batch inside an open transaction, giving new rows explicit ids so links
+    between new records need no read-back."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._ids: dict[tuple[str, str, str], int] = {}  # (table, user, key) → row id
+
+    def _next_id(self, table: str) -> int:
+        return int(self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
+
+    def _id(self, table: str, user: str, key: str) -> int:
+        """The row id of a record named by friendly id (or entity-type name)."""
+        found = self._ids.get((table, user, key))
+        if found is None:
+            column = "name" if table == "entity_types" else "friendly_id"
+            row = self._db.execute(
+                f"SELECT id FROM {table} WHERE user = ? AND {column} = ?", (user, key)
+            ).fetchone()
+            if row is None:
+                raise sqlite3.IntegrityError(f"{table}: no {key!r} for user {user!r}")
+            found = self._ids[(table, user, key)] = int(row[0])
+        return found
+
+    def _assign(self, table: str, keys: Iterable[tuple[str, str]]) -> list[int]:
+        base = self._next_id(table)
+        ids = []
+        for offset, (user, key) in enumerate(keys, start=1):
+            self._ids[(table, user, key)] = base + offset
+            ids.append(base + offset)
+        return ids
+
+    def write(self, batch: Batch) -> None:
+        db = self._db
+        type_ids = self._assign("entity_types", ((t.user, t.name) for t in batch.entity_types))
+        db.executemany(
+            "INSERT INTO entity_types (id, user, name, fields) VALUES (?,?,?,?)",
+            [
+                (
+                    i,
+                    t.user,
+                    t.name,
+                    json.dumps([{"name": f.name, "type": f.type} for f in t.fields]),
+                )
+                for i, t in zip(type_ids, batch.entity_types, strict=True)
+            ],
+        )
+        tag_ids = self._assign("tags", ((t.user, t.friendly_id) for t in batch.tags))
+        db.executemany(
+            "INSERT INTO tags (id, user, friendly_id, name, parent) VALUES (?,?,?,?,?)",
+            [
+                (i, t.user, t.friendly_id, t.name, self._parent("tags", t.user, t.parent))
+                for i, t in zip(tag_ids, batch.tags, strict=True)
+            ],
+        )
+        context_ids = self._assign("contexts", ((c.user, c.friendly_id) for c in batch.contexts))
+        db.executemany(
+            "INSERT INTO contexts (id, context_id, user, friendly_id, name, name_key, "
+            "description, parent, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    i,
+                    c.context_id,
+                    c.user,
+                    c.friendly_id,
+                    c.name,
+                    _name_key(c.name),
+                    c.description,
+                    self._parent("contexts", c.user, c.parent),
+                    c.created_at,
+                    c.updated_at,
+                )
+                for i, c in zip(context_ids, batch.contexts, strict=True)
+            ],
+        )
+        entity_ids = self._assign("entities", ((e.user, e.friendly_id) for e in batch.entities))
+        db.executemany(
+            "INSERT INTO entities (id, entity_id, user, friendly_id, name, type, fields, "
+            "trashed, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    i,
+                    e.entity_id,
+                    e.user,
+                    e.friendly_id,
+                    e.name,
+                    self._id("entity_types", e.user, e.type),
+                    json.dumps(e.fields, ensure_ascii=False),
+                    int(e.trashed),
+                    e.created_at,
+                    e.updated_at,
+                )
+                for i, e in zip(entity_ids, batch.entities, strict=True)
+            ],
+        )
+        self._claims(batch.claims)
+
+    def _parent(self, table: str, user: str, parent: str | None) -> int | None:
+        return None if parent is None else self._id(table, user, parent)
+
+    def _claims(self, claims: list[Claim]) -> None:
+        db = self._db
+        ids = self._assign("claims", ((c.user, c.friendly_id) for c in claims))
+        rows, types, domains, contexts, tags, entities = [], [], [], [], [], []
+        last: dict[str, int] = {}
+        for i, c in zip(ids, claims, strict=True):
+            rows.append(
+                (
+                    i,
+                    c.claim_id,
+                    c.user,
+                    c.number,
+                    c.friendly_id,
+                    c.statement,
+                    str(c.status),
+                    c.confidence,
+                    json.dumps(list(c.possible_questions), ensure_ascii=False),
+                    int(c.pinned),
+                    c.created_at,
+                    c.updated_at,
+                    c.valid_from,
+                    c.valid_to,
+                    c.superseded_by,
+                    c.merged_into,
+                    json.dumps(c.meta, ensure_ascii=False, sort_keys=True),
+                )
+            )
+            types += [(i, pos, t) for pos, t in enumerate(c.claim_types)]
+            domains += [(i, pos, d) for pos, d in enumerate(c.domains)]
+            contexts += [(self._id("contexts", c.user, x), i) for x in c.contexts]
+            tags += [(i, self._id("tags", c.user, t)) for t in c.tags]
+            entities += [(i, self._id("entities", c.user, e)) for e in c.entities]
+            last[c.user] = max(last.get(c.user, 0), c.number)
+        db.executemany(
+            "INSERT INTO claims (id, claim_id, user, number, friendly_id, statement, status, "
+            "confidence, possible_questions, pinned, created_at, updated_at, valid_from, "
+            "valid_to, superseded_by, merged_into, meta) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        db.executemany("INSERT INTO claim_types VALUES (?,?,?)", types)
+        db.executemany("INSERT INTO claim_domains VALUES (?,?,?)", domains)
+        db.executemany("INSERT OR IGNORE INTO context_claims VALUES (?,?)", contexts)
+        db.executemany("INSERT OR IGNORE INTO claim_tags VALUES (?,?)", tags)
+        db.executemany("INSERT OR IGNORE INTO claim_entities VALUES (?,?)", entities)
+        db.executemany(
+            "INSERT INTO claim_numbers (user, last) VALUES (?, ?) "
+            "ON CONFLICT (user) DO UPDATE SET last = max(last, excluded.last)",
+            sorted(last.items()),
+        )
+
+
+# -- opening and migrating --------------------------------------------------------------------
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> int:
+    """Apply the migrations the store has not had yet, each in its own transaction with its
+    version bump, so a failure leaves the store at the last good version. Returns the
+    version reached."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    for target in range(version + 1, len(migrations) + 1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(migrations[target - 1]):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {target}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        version = target
+    return version
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()
+
+
+def open_store(
+    folder: Path,
+    *,
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    migrations: Sequence[str] = MIGRATIONS,
+) -> Store:
+    """Open (creating if needed) the store in ``folder`` and bring its schema up to date.
+
+    Raises ``StoreError`` with one line when the folder or file cannot be used, the store is
+    locked past the busy timeout, or it was written by a newer version (left untouched).
+    """
+    path = folder / STORE_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"cannot create store folder {folder}: {error.strerror}") from error
+    if folder.is_file():
+        raise StoreError(f"store {folder} is a file; --store takes a folder")
+    try:
+        db = sqlite3.connect(
+            path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as error:
+        raise describe(error, path, busy_timeout_ms) from error
+    try:
+        # Read the version before anything that writes (journal_mode=WAL rewrites the header).
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        newest = len(migrations)
+        if version > newest:
+            raise StoreError(
+                f"store {path} has schema version {version}, written by a newer lsp-memory; "
+                f"this version reads up to {newest}. Upgrade lsp-memory; the store was not "
+                "changed"
+            )
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        db.execute("PRAGMA foreign_keys = ON")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        if version < newest:
+            migrate(db, migrations)
+    except sqlite3.Error as error:
+        db.close()
+        raise describe(error, path, busy_timeout_ms) from error
+    except BaseException:
+        db.close()
+        raise
+    return Store(db, path, busy_timeout_ms)
