@@ -16,6 +16,7 @@ _MAX_WORD = 20
 FRIENDLY_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{2,}")
 """What an ``@<id>`` can name (SPEC §1); every stored friendly id must match it."""
 
+# English stop words, plus "user": claims are about the user, so the word names nothing.
 STOP_WORDS: frozenset[str] = frozenset(
     """
     a about above after again against all am an and any are aren as at be because been before
@@ -26,7 +27,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     over own re s same shan she should shouldn so some such t than that the their theirs them
     themselves then there these they this those through to too under until up ve very was wasn
     we were weren what when where which while who whom why will with won would wouldn y you
-    your yours yourself yourselves also get got really like always usually currently
+    your yours yourself yourselves also get got really like always usually currently user users
     """.split()
 )
 

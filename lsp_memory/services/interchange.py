@@ -236,7 +236,9 @@ class _Importer:
             self.check_links(plan)
         self.check_uuids()
         if self.problems:
-            raise ImportFailed("import", [f"line {n}: {why}" for n, why in sorted(self.problems)])
+            raise ImportFailed(
+                "import", [f"line {n}: {why}" for n, why in sorted(self.problems, key=_line_number)]
+            )
         return self.batch()
 
     # -- kinds ------------------------------------------------------------------------------
@@ -262,8 +264,14 @@ class _Importer:
             if any(f.name == item["name"] for f in fields):
                 raise _Bad(f"field {item['name']!r} is declared twice")
             fields.append(EntityField(item["name"], item["type"]))
-        if name in plan.types or name in plan.keys.entity_types:
-            raise _Bad(f"duplicate entity type {name!r}")
+        if name in plan.types:
+            raise _Bad(f"duplicate entity type {name!r} (also on line {plan.types[name][0]})")
+        stored = plan.keys.entity_types.get(name)
+        if stored is not None:
+            # Files that each declare the types they use import one after another.
+            if stored != tuple(fields):
+                raise _Bad(f"entity type {name!r} is already in the store with other fields")
+            return
         plan.types[name] = (line.number, EntityType(plan.user, name, tuple(fields)))
 
     def tag(self, line: _Line, plan: _UserPlan) -> None:
@@ -497,6 +505,11 @@ class _Importer:
         return batch
 
 
+def _line_number(problem: tuple[int, str]) -> int:
+    """Problems sort by line; a line's own problems keep the order they were found in."""
+    return problem[0]
+
+
 def _first_then(first: str | None, rest: list[str], default: str | None = None) -> list[str]:
     """``claim_type`` + ``claim_types`` (or the domain pair) as one list, primary first."""
     values = ([first] if first else []) + rest
@@ -598,7 +611,9 @@ def add_record(store: Store, record: dict[str, Any], *, user: str) -> Batch:
     try:
         batch = importer.run([_Line(1, record)])
     except ImportFailed:
-        reasons = "; ".join(why.split(": ", 2)[-1] for _, why in sorted(importer.problems))
+        reasons = "; ".join(
+            why.split(": ", 2)[-1] for _, why in sorted(importer.problems, key=_line_number)
+        )
         raise UserError(reasons) from None
     store.write(batch)
     return batch

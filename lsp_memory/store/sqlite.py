@@ -721,15 +721,15 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> i
 
 
 def _statements(script: str) -> Iterator[str]:
-    """Split a migration script into statements (``executescript`` would commit early)."""
+    """Split a migration script into statements (``executescript`` would commit early).
+    ``complete_statement`` tells a terminating ``;`` from one inside a string or trigger."""
     buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
+    for piece in script.split(";"):
+        buffer += piece + ";"
         if sqlite3.complete_statement(buffer):
-            yield buffer.strip()
+            if buffer.strip(" \n\t;"):
+                yield buffer.strip()
             buffer = ""
-    if buffer.strip():
-        yield buffer.strip()
 
 
 def open_store(

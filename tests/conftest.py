@@ -1,0 +1,36 @@
+"""Shared fixtures: the fixture knowledge base in ``tests/data`` and stores on ``tmp_path``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_memory.services.interchange import import_records
+from lsp_memory.store.sqlite import STORE_FILE, Store, open_store
+
+DATA = Path(__file__).parent / "data"
+KB = DATA / "kb.jsonl"
+BAD = DATA / "bad"
+USER = "ann"  # the importing user of kb.jsonl; its second user is "mallory"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with open_store(tmp_path / "store") as opened:
+        yield opened
+
+
+@pytest.fixture
+def kb(store: Store) -> Store:
+    """A store holding kb.jsonl, imported as ``ann``."""
+    import_records(store, KB.read_bytes(), user=USER, source=str(KB))
+    return store
+
+
+def snapshot(store_folder: Path) -> str:
+    """Every row of the store as SQL text, to show that a failed operation changed nothing."""
+    with sqlite3.connect(store_folder / STORE_FILE) as db:
+        return "\n".join(db.iterdump())

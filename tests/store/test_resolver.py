@@ -1,0 +1,129 @@
+"""Resolution (SPEC §2) against the fixture knowledge base: the seven steps in order, status
+filtering, the name fallback, entities, tags, domains, and user scoping."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_memory import refs
+from lsp_memory.errors import UnresolvedReference
+from lsp_memory.model import ClaimStatus
+from lsp_memory.services.interchange import add_record
+from lsp_memory.services.resolver import Resolver, parse_argument
+from lsp_memory.store.sqlite import Store
+from tests.conftest import USER
+
+
+def numbers(store: Store, ref: str, user: str = USER) -> tuple[str | None, list[int]]:
+    found = Resolver(store, user).resolve(parse_argument(ref))
+    assert found.error is None, found.error
+    return found.kind, [c.number for c in found.claims]
+
+
+@pytest.mark.parametrize(
+    ("ref", "kind", "expected"),
+    [
+        ("@leaf_ctx", "context", [2, 7, 1]),
+        ("@leaf_context", "context", [2, 7, 1]),
+        ("@mid_ctx", "context", [2, 8, 7, 1]),
+        ("@mid_context", "context", [2, 8, 7, 1]),
+        ("@root_ctx", "context", [10, 2, 8, 7, 1, 9]),
+        ("@root_context", "context", [10, 2, 8, 7, 1, 9]),
+        ("@other_ctx", "context", [10, 7]),
+        ("@hgoals", "context", [12, 11, 14]),
+        ("@my_health_goals", "context", [12, 11, 14]),
+        ("@empty_ctx", "context", []),
+        ("@health_tag", "tag", [12, 11, 14]),
+        ("@sleep_tag", "tag", [12]),
+        ("@work_domain", "domain", [2, 8, 7, 1, 42, 16, 15]),
+        ("@health_domain", "domain", [12, 11, 14, 16]),
+        ("@personal_domain", "domain", [10, 9]),
+        ("@alice_ent", "entity", [8, 15]),
+        ("@bob_ent", "entity", [16]),
+        ("@eng_team", "entity", [8]),
+        ("@carol_ent", "entity", []),
+    ],
+)
+def test_group_references(kb: Store, ref: str, kind: str, expected: list[int]) -> None:
+    assert numbers(kb, ref) == (kind, expected)
+
+
+@pytest.mark.parametrize("ref", ["#4", "@claim_4", "@leaf_superseded_a004", "4"])
+def test_a_direct_claim_reference_resolves_whatever_its_status(kb: Store, ref: str) -> None:
+    found = Resolver(kb, USER).resolve(parse_argument(ref))
+    assert found.kind == "claim" and found.id == "leaf_superseded_a004"
+    assert found.claims[0].status is ClaimStatus.SUPERSEDED
+
+
+def test_memory_uuid_resolves_by_uuid_only(kb: Store) -> None:
+    claim = kb.claim_by_number(USER, 7)
+    assert claim is not None
+    for form in (f"@memory:{claim.claim_id}", f"@mem:{claim.claim_id}"):
+        assert numbers(kb, form) == ("claim", [7])
+    missing = Resolver(kb, USER).resolve(parse_argument("@memory:0000-dead"))
+    assert missing.error == "No memory found with ID: 0000-dead"
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("#99", "No memory or context found with ID: claim_99"),
+        ("@claim_99", "No memory or context found with ID: claim_99"),
+        ("#43", "No memory or context found with ID: claim_43"),
+        ("@mallory_only_f099", "No memory or context found with ID: mallory_only_f099"),
+        ("@no_such_thing", "No memory or context found with ID: no_such_thing"),
+        ("@nowhere_domain", "No memory or context found with ID: nowhere_domain"),
+    ],
+)
+def test_unresolved_references_say_so(kb: Store, ref: str, message: str) -> None:
+    found = Resolver(kb, USER).resolve(parse_argument(ref))
+    assert not found.resolved and found.kind is None and found.claims == ()
+    assert found.error == message
+
+
+def test_claim_friendly_id_beats_context_name(kb: Store) -> None:
+    # Step 2 (a claim's friendly id) comes before step 4 (a context's name).
+    add_record(kb, {"kind": "context", "name": "Root Claim A009"}, user=USER)
+    assert numbers(kb, "@root_claim_a009") == ("claim", [9])
+
+
+def test_claim_number_form_never_falls_through(kb: Store) -> None:
+    add_record(kb, {"kind": "context", "name": "Claim 77", "friendly_id": "claim_77"}, user=USER)
+    found = Resolver(kb, USER).resolve(parse_argument("@claim_77"))
+    assert found.error == "No memory or context found with ID: claim_77"
+
+
+def test_context_friendly_id_beats_entity_and_tag(kb: Store) -> None:
+    add_record(kb, {"kind": "tag", "name": "Clash", "friendly_id": "clash"}, user=USER)
+    add_record(kb, {"kind": "context", "name": "Clash", "friendly_id": "clash"}, user=USER)
+    assert numbers(kb, "@clash")[0] == "context"
+
+
+def test_other_users_records_never_leak(kb: Store) -> None:
+    assert numbers(kb, "@leaf_ctx", user="mallory") == ("context", [99, 42, 1])
+    mine = [c.user for ref in ("@leaf_ctx", "@health_tag", "@work_domain", "@alice_ent", "#42")
+            for c in Resolver(kb, USER).resolve(parse_argument(ref)).claims]
+    assert set(mine) == {USER}
+    assert 99 not in numbers(kb, "@work_domain")[1]
+    stranger = Resolver(kb, "nobody")
+    for ref in ("@leaf_ctx", "#1", "@work_domain", "@alice_ent", "@health_tag"):
+        assert stranger.resolve(parse_argument(ref)).error is not None
+
+
+def test_resolving_a_document_keeps_document_order(kb: Store) -> None:
+    text = "Start with #42, then @leaf_ctx and [[Project Plan]] and @nope."
+    tokens = refs.parse(text, markdown=True).references
+    found = Resolver(kb, USER).resolve_all(tokens)
+    assert [(r.ref, r.kind, r.resolved) for r in found] == [
+        ("#42", "claim", True),
+        ("@leaf_ctx", "context", True),
+        ("[[Project Plan]]", "note", True),
+        ("@nope", None, False),
+    ]
+    assert found[0].reference is tokens[0]
+
+
+@pytest.mark.parametrize("bad", ["", "two words", "@ab", "user@example.com", "#12a"])
+def test_arguments_that_are_not_references(bad: str) -> None:
+    with pytest.raises(UnresolvedReference, match="not a reference"):
+        parse_argument(bad)

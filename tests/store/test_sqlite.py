@@ -1,0 +1,184 @@
+"""The store of record on disk: pragmas, migrations, refusal of newer stores, locking,
+claim numbers, user scoping and hand-made cycles."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from lsp_memory.errors import StoreError
+from lsp_memory.model import ClaimStatus, Context
+from lsp_memory.services.interchange import add_record
+from lsp_memory.store.schema import MIGRATIONS, SCHEMA_VERSION
+from lsp_memory.store.sqlite import STORE_FILE, Store, migrate, open_store
+from tests.conftest import USER, snapshot
+
+
+def test_new_store_has_the_current_schema_wal_and_foreign_keys(store: Store) -> None:
+    assert store.schema_version == SCHEMA_VERSION
+    db = sqlite3.connect(store.path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store._db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert store._db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+
+
+def test_lookup_indexes_exist(store: Store) -> None:
+    plans = {
+        "number": "SELECT id FROM claims WHERE user = 'a' AND number = 1",
+        "friendly id": "SELECT id FROM claims WHERE user = 'a' AND friendly_id = 'x'",
+        "context name": "SELECT id FROM contexts WHERE user = 'a' AND name_key = 'x'",
+    }
+    for what, sql in plans.items():
+        plan = " ".join(row[3] for row in store._db.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "USING" in plan and "INDEX" in plan, (what, plan)
+
+
+def test_migrations_move_forward_one_version_at_a_time(tmp_path: Path) -> None:
+    with open_store(tmp_path) as first:
+        add_record(first, {"kind": "claim", "statement": "kept"}, user=USER)
+    later = (*MIGRATIONS, "CREATE TABLE added_later (x INTEGER);")
+    with open_store(tmp_path, migrations=later) as upgraded:
+        assert upgraded.schema_version == len(later)
+        assert [c.statement for c in upgraded.claims(USER)] == ["kept"]
+        upgraded._db.execute("SELECT x FROM added_later").fetchall()
+
+
+def test_a_failing_migration_leaves_the_last_good_version(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "m.sqlite3", isolation_level=None)
+    broken = ("CREATE TABLE one (x);", "CREATE TABLE two (x); CREATE TABLE one (y);")
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(db, broken)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"one"}  # `two` was rolled back with its failing migration
+
+
+def test_store_from_a_newer_version_is_refused_and_not_modified(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        add_record(store, {"kind": "claim", "statement": "precious"}, user=USER)
+    db = sqlite3.connect(tmp_path / STORE_FILE)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    before = (tmp_path / STORE_FILE).read_bytes()
+    with pytest.raises(StoreError, match="newer lsp-memory"):
+        open_store(tmp_path)
+    assert (tmp_path / STORE_FILE).read_bytes() == before
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
+    (tmp_path / STORE_FILE).write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a readable lsp-memory store"):
+        open_store(tmp_path)
+
+
+def test_store_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(StoreError, match="cannot create store folder|is a file"):
+        open_store(target)
+
+
+def test_a_locked_store_gives_one_line_and_changes_nothing(tmp_path: Path) -> None:
+    with open_store(tmp_path) as setup:
+        add_record(setup, {"kind": "claim", "statement": "before"}, user=USER)
+    before = snapshot(tmp_path)
+    holder = sqlite3.connect(tmp_path / STORE_FILE, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with open_store(tmp_path, busy_timeout_ms=100) as store, pytest.raises(
+            StoreError, match="locked by another process"
+        ) as caught:
+            add_record(store, {"kind": "claim", "statement": "blocked"}, user=USER)
+        assert "\n" not in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert snapshot(tmp_path) == before
+
+
+def test_claim_numbers_are_per_user_and_never_reused(store: Store) -> None:
+    first = add_record(store, {"kind": "claim", "statement": "one"}, user="ann").claims[0]
+    second = add_record(store, {"kind": "claim", "statement": "two"}, user="ann").claims[0]
+    other = add_record(store, {"kind": "claim", "statement": "b one"}, user="bob").claims[0]
+    assert (first.number, second.number, other.number) == (1, 2, 1)
+    store._db.execute("DELETE FROM claims WHERE claim_id = ?", (second.claim_id,))
+    third = add_record(store, {"kind": "claim", "statement": "three"}, user="ann").claims[0]
+    assert third.number == 3
+
+
+def test_explicit_numbers_raise_the_counter(store: Store) -> None:
+    add_record(store, {"kind": "claim", "statement": "x", "claim_number": 40}, user=USER)
+    nxt = add_record(store, {"kind": "claim", "statement": "y"}, user=USER).claims[0]
+    assert nxt.number == 41
+
+
+def test_records_are_scoped_by_user(kb: Store) -> None:
+    assert {c.user for c in kb.claims(USER)} == {USER}
+    assert len(kb.claims(USER)) == 18
+    assert [c.number for c in kb.claims("mallory")] == [1, 42, 99]
+    mine = kb.claim_by_number(USER, 42)
+    theirs = kb.claim_by_number("mallory", 42)
+    assert mine is not None and theirs is not None
+    assert mine.claim_id != theirs.claim_id
+    assert kb.claim_by_number(USER, 99) is None
+    assert kb.claim_by_friendly_id(USER, "mallory_only_f099") is None
+    assert kb.claim_by_uuid(USER, theirs.claim_id) is None
+
+
+def test_context_claims_gather_descendants_once_newest_first(kb: Store) -> None:
+    root = kb.context_by_friendly_id(USER, "root_ctx")
+    assert root is not None
+    assert [c.number for c in kb.claims_in_context(USER, root.context_id)] == [10, 2, 8, 7, 1, 9]
+
+
+def test_contexts_return_only_active_and_contested_claims(kb: Store) -> None:
+    leaf = kb.context_by_friendly_id(USER, "leaf_ctx")
+    assert leaf is not None
+    claims = kb.claims_in_context(USER, leaf.context_id)
+    assert {c.status for c in claims} == {ClaimStatus.ACTIVE, ClaimStatus.CONTESTED}
+    every_status = {c.status for c in kb.claims(USER) if "leaf_ctx" in c.contexts}
+    assert every_status == set(ClaimStatus)
+
+
+def test_a_hand_made_cycle_neither_hangs_nor_repeats_claims(kb: Store) -> None:
+    db = kb._db
+    root_id = db.execute("SELECT id FROM contexts WHERE friendly_id = 'root_ctx'").fetchone()[0]
+    db.execute("UPDATE contexts SET parent = (SELECT id FROM contexts WHERE "
+               "friendly_id = 'leaf_ctx' AND user = ?) WHERE id = ?", (USER, root_id))
+    root = kb.context_by_friendly_id(USER, "root_ctx")
+    assert root is not None and root.parent == "leaf_ctx"
+    numbers = [c.number for c in kb.claims_in_context(USER, root.context_id)]
+    assert sorted(numbers) == [1, 2, 7, 8, 9, 10]
+    roots, stranded = kb.context_tree(USER)
+    assert {c.friendly_id for c in stranded} == {"root_ctx", "mid_ctx", "leaf_ctx", "other_ctx"}
+    assert {n.context.friendly_id for n in roots} == {"hgoals", "empty_ctx"}
+
+
+def test_depth_limit_of_ten(store: Store) -> None:
+    parent = None
+    for level in range(13):
+        record = {"kind": "context", "name": f"Level {level}", "friendly_id": f"lvl{level}"}
+        if parent:
+            record["parent"] = parent
+        add_record(store, record, user=USER)
+        parent = f"lvl{level}"
+    for level in (10, 11):
+        add_record(store, {"kind": "claim", "statement": f"at {level}",
+                           "contexts": [f"lvl{level}"]}, user=USER)
+    top = store.context_by_friendly_id(USER, "lvl0")
+    assert isinstance(top, Context)
+    assert [c.statement for c in store.claims_in_context(USER, top.context_id)] == ["at 10"]
+
+
+def test_context_tree_counts_live_claims(kb: Store) -> None:
+    roots, stranded = kb.context_tree(USER)
+    assert stranded == []
+    by_id = {n.context.friendly_id: n for n in roots}
+    root = by_id["root_ctx"]
+    assert root.claim_count == 1
+    assert [c.context.friendly_id for c in root.children] == ["mid_ctx", "other_ctx"]
+    leaf = root.children[0].children[0]
+    assert (leaf.context.friendly_id, leaf.claim_count) == ("leaf_ctx", 3)
