@@ -116,17 +116,19 @@ def _references(text: str, code: list[tuple[int, int]]) -> tuple[Reference, ...]
                 breaks += text.count("\r", cursor, offset) - text.count("\r\n", cursor, offset)
             if breaks:
                 line += breaks
-                last_break = max(text.rfind("\n", cursor, offset), text.rfind("\r", cursor, offset))
-                line_start = cursor = last_break + 1
+                line_start = text.rfind("\n", cursor, offset) + 1
+                if has_cr:
+                    line_start = max(line_start, text.rfind("\r", cursor, offset) + 1)
+                cursor = line_start
                 cursor_column = 0
             if ascii_text:
                 column = offset - line_start
                 end_column = column + len(written)
             else:
                 cursor_column += utf16_len(text[cursor:offset])
-                cursor = offset
                 column = cursor_column
                 end_column = column + utf16_len(written)
+            cursor = offset
             span = Span(Position(line, column), Position(line, end_column))
             end = offset + len(written)
             references.append(Reference(kind, written, target, span, offset, end, heading, label))

@@ -21,7 +21,11 @@ def _import(store: Store, data: bytes, user: str = USER) -> None:
 def test_fixture_kb_imports_every_kind(store: Store) -> None:
     summary = import_records(store, KB.read_bytes(), user=USER, source="kb")
     assert summary.counts == {
-        "entity_type": 3, "tag": 3, "context": 7, "entity": 5, "claim": 21,
+        "entity_type": 3,
+        "tag": 3,
+        "context": 7,
+        "entity": 5,
+        "claim": 21,
     }
     assert "21 claims" in summary.describe()
 
@@ -162,10 +166,21 @@ def test_unknown_fields_and_wrong_types_are_named(store: Store) -> None:
 
 def test_entity_field_references_must_exist(store: Store) -> None:
     lines = [
-        {"kind": "entity_type", "name": "Person", "fields": [
-            {"name": "team", "type": "entity_ref"}, {"name": "peers", "type": "entity_ref_list"}]},
-        {"kind": "entity", "name": "A", "type": "Person", "friendly_id": "a_ent",
-         "fields": {"team": "ghost_ent", "peers": "a_ent, other_ghost"}},
+        {
+            "kind": "entity_type",
+            "name": "Person",
+            "fields": [
+                {"name": "team", "type": "entity_ref"},
+                {"name": "peers", "type": "entity_ref_list"},
+            ],
+        },
+        {
+            "kind": "entity",
+            "name": "A",
+            "type": "Person",
+            "friendly_id": "a_ent",
+            "fields": {"team": "ghost_ent", "peers": "a_ent, other_ghost"},
+        },
     ]
     with pytest.raises(ImportFailed) as caught:
         _import(store, "\n".join(json.dumps(line) for line in lines).encode())
@@ -187,8 +202,14 @@ def test_add_record_reports_the_reason_alone(kb: Store) -> None:
 
 
 def test_an_entity_type_may_be_declared_again_with_the_same_fields(kb: Store) -> None:
-    same = {"kind": "entity_type", "name": "Team", "fields": [
-        {"name": "lead", "type": "entity_ref"}, {"name": "members", "type": "entity_ref_list"}]}
+    same = {
+        "kind": "entity_type",
+        "name": "Team",
+        "fields": [
+            {"name": "lead", "type": "entity_ref"},
+            {"name": "members", "type": "entity_ref_list"},
+        ],
+    }
     _import(kb, json.dumps(same).encode())
     other = {"kind": "entity_type", "name": "Team", "fields": []}
     with pytest.raises(ImportFailed) as caught:

@@ -101,8 +101,11 @@ def test_context_friendly_id_beats_entity_and_tag(kb: Store) -> None:
 
 def test_other_users_records_never_leak(kb: Store) -> None:
     assert numbers(kb, "@leaf_ctx", user="mallory") == ("context", [99, 42, 1])
-    mine = [c.user for ref in ("@leaf_ctx", "@health_tag", "@work_domain", "@alice_ent", "#42")
-            for c in Resolver(kb, USER).resolve(parse_argument(ref)).claims]
+    mine = [
+        c.user
+        for ref in ("@leaf_ctx", "@health_tag", "@work_domain", "@alice_ent", "#42")
+        for c in Resolver(kb, USER).resolve(parse_argument(ref)).claims
+    ]
     assert set(mine) == {USER}
     assert 99 not in numbers(kb, "@work_domain")[1]
     stranger = Resolver(kb, "nobody")

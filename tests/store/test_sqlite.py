@@ -77,7 +77,7 @@ def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
 def test_store_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
-    with pytest.raises(StoreError, match="cannot create store folder|is a file"):
+    with pytest.raises(StoreError, match=r"cannot create store folder|is a file"):
         open_store(target)
 
 
@@ -88,9 +88,10 @@ def test_a_locked_store_gives_one_line_and_changes_nothing(tmp_path: Path) -> No
     holder = sqlite3.connect(tmp_path / STORE_FILE, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with open_store(tmp_path, busy_timeout_ms=100) as store, pytest.raises(
-            StoreError, match="locked by another process"
-        ) as caught:
+        with (
+            open_store(tmp_path, busy_timeout_ms=100) as store,
+            pytest.raises(StoreError, match="locked by another process") as caught,
+        ):
             add_record(store, {"kind": "claim", "statement": "blocked"}, user=USER)
         assert "\n" not in str(caught.value)
     finally:
@@ -146,8 +147,11 @@ def test_contexts_return_only_active_and_contested_claims(kb: Store) -> None:
 def test_a_hand_made_cycle_neither_hangs_nor_repeats_claims(kb: Store) -> None:
     db = kb._db
     root_id = db.execute("SELECT id FROM contexts WHERE friendly_id = 'root_ctx'").fetchone()[0]
-    db.execute("UPDATE contexts SET parent = (SELECT id FROM contexts WHERE "
-               "friendly_id = 'leaf_ctx' AND user = ?) WHERE id = ?", (USER, root_id))
+    db.execute(
+        "UPDATE contexts SET parent = (SELECT id FROM contexts WHERE "
+        "friendly_id = 'leaf_ctx' AND user = ?) WHERE id = ?",
+        (USER, root_id),
+    )
     root = kb.context_by_friendly_id(USER, "root_ctx")
     assert root is not None and root.parent == "leaf_ctx"
     numbers = [c.number for c in kb.claims_in_context(USER, root.context_id)]
@@ -166,8 +170,11 @@ def test_depth_limit_of_ten(store: Store) -> None:
         add_record(store, record, user=USER)
         parent = f"lvl{level}"
     for level in (10, 11):
-        add_record(store, {"kind": "claim", "statement": f"at {level}",
-                           "contexts": [f"lvl{level}"]}, user=USER)
+        add_record(
+            store,
+            {"kind": "claim", "statement": f"at {level}", "contexts": [f"lvl{level}"]},
+            user=USER,
+        )
     top = store.context_by_friendly_id(USER, "lvl0")
     assert isinstance(top, Context)
     assert [c.statement for c in store.claims_in_context(USER, top.context_id)] == ["at 10"]

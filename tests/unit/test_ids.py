@@ -20,7 +20,9 @@ def test_friendly_id_keeps_meaningful_words_and_adds_hex_suffix() -> None:
 
 
 def test_friendly_id_skips_stop_words_and_takes_at_most_three_words() -> None:
-    fid = ids.friendly_id("The user is working on the Alpha project with Bob", suffix=lambda: "0b1c")
+    fid = ids.friendly_id(
+        "The user is working on the Alpha project with Bob", suffix=lambda: "0b1c"
+    )
     assert fid == "working_alpha_project_0b1c"
 
 
