@@ -311,9 +311,6 @@ def _print_resolution(resolution: Resolution) -> None:
     if resolution.error:
         print(f"{resolution.ref}  ✗ {resolution.error}")
         return
-    if resolution.kind == "note":
-        print(f"{resolution.ref}  → note {resolution.id!r} (resolved against the vault)")
-        return
     what = f"{resolution.kind} @{resolution.id}"
     if resolution.kind == "domain":
         what = f"domain {resolution.id!r}"

@@ -1,8 +1,8 @@
 """Reference resolution (SPEC §2): what an ``@id``, ``#N`` or ``@memory:uuid`` names for one
 user, tried in the spec's order, the first hit winning.
 
-Notes (``[[...]]``) are resolved against the vaults, not the store; this service reports them
-as notes and leaves them to the notes service.
+Notes (``[[...]]``) are resolved against the vaults, not the store. Until the vault scanner
+exists they are reported as notes that could not be resolved, never silently dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from lsp_memory.ids import name_key
 from lsp_memory.model import Claim, Context, Entity, Reference, RefKind, Tag
 from lsp_memory.store.sqlite import Store
 
+NOTES_NOT_YET = "note links are not resolved yet: the vault scanner is not built"
 _DOMAIN = re.compile(r"(.+)_domain")
 _BARE_NUMBER = re.compile(r"[0-9]+")
 
@@ -71,7 +72,7 @@ class Resolver:
     def _resolve(self, reference: Reference) -> Resolution:
         text, user, store = reference.text, self.user, self.store
         if reference.kind is RefKind.NOTE:
-            return Resolution(text, "note", reference.target, error=None)
+            return Resolution(text, "note", reference.target, error=NOTES_NOT_YET)
         if reference.kind is RefKind.UUID:
             claim = store.claim_by_uuid(user, reference.target)
             if claim is None:

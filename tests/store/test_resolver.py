@@ -120,7 +120,7 @@ def test_resolving_a_document_keeps_document_order(kb: Store) -> None:
     assert [(r.ref, r.kind, r.resolved) for r in found] == [
         ("#42", "claim", True),
         ("@leaf_ctx", "context", True),
-        ("[[Project Plan]]", "note", True),
+        ("[[Project Plan]]", "note", False),
         ("@nope", None, False),
     ]
     assert found[0].reference is tokens[0]
