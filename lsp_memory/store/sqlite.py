@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from lsp_memory.errors import StoreError
+from lsp_memory.ids import name_key
 from lsp_memory.model import (
     LIVE_STATUSES,
     Claim,
@@ -413,32 +414,6 @@ class Store:
         return roots, stranded
 
     @_translated
-    def add_context(self, context: Context) -> None:
-        with self._write() as db:
-            parent = None
-            if context.parent is not None:
-                found = db.execute(
-                    "SELECT id FROM contexts WHERE user = ? AND friendly_id = ?",
-                    (context.user, context.parent),
-                ).fetchone()
-                parent = found[0]
-            db.execute(
-                "INSERT INTO contexts (context_id, user, friendly_id, name, name_key, "
-                "description, parent, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    context.context_id,
-                    context.user,
-                    context.friendly_id,
-                    context.name,
-                    _name_key(context.name),
-                    context.description,
-                    parent,
-                    context.created_at,
-                    context.updated_at,
-                ),
-            )
-
-    @_translated
     def tag_by_friendly_id(self, user: str, friendly_id: str) -> Tag | None:
         row = self._db.execute(
             _TAG_SELECT + "WHERE t.user = ? AND t.friendly_id = ?", (user, friendly_id)
@@ -542,10 +517,6 @@ class Store:
             _Writer(db).write(batch)
 
 
-def _name_key(name: str) -> str:
-    return "_".join(name.lower().split())
-
-
 class _Writer:
     """Inserts one batch inside an open transaction, giving new rows explicit ids so links
     between new records need no read-back."""
@@ -612,7 +583,7 @@ class _Writer:
                     c.user,
                     c.friendly_id,
                     c.name,
-                    _name_key(c.name),
+                    name_key(c.name),
                     c.description,
                     self._parent("contexts", c.user, c.parent),
                     c.created_at,
@@ -752,7 +723,7 @@ def open_store(
         raise StoreError(f"store {folder} is a file; --store takes a folder")
     try:
         db = sqlite3.connect(
-            path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            path, timeout=busy_timeout_ms / 1000, isolation_level=None
         )
     except sqlite3.Error as error:
         raise describe(error, path, busy_timeout_ms) from error
