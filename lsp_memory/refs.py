@@ -214,13 +214,14 @@ def _fenced_blocks(text: str) -> list[tuple[int, int]]:
         else:
             run_start, fence_char = next_tildes, "~"
         run_end = _run_end(text, run_start)
-        info_end = _line_end(text, run_end)
+        pos = run_end  # unless this run opens a fence: then it is ordinary text
         block_start = _fence_line_start(text, run_start)
-        if block_start is None or (fence_char == "`" and "`" in text[run_end:info_end]):
-            pos = run_end  # not a fence: ordinary text, perhaps inline code
-        else:
-            pos = _closing_fence(text, info_end, fence_char, run_end - run_start)
-            blocks.append((block_start, pos))
+        if block_start is not None:
+            info_end = _line_end(text, run_end)
+            # A backtick fence's info string has no backticks (else this is inline code).
+            if fence_char == "~" or "`" not in text[run_end:info_end]:
+                pos = _closing_fence(text, info_end, fence_char, run_end - run_start)
+                blocks.append((block_start, pos))
         # Search again only for a candidate now behind us: "not found" (-1) stays not found.
         if 0 <= next_backticks < pos:
             next_backticks = text.find("```", pos)

@@ -722,9 +722,7 @@ def open_store(
     if folder.is_file():
         raise StoreError(f"store {folder} is a file; --store takes a folder")
     try:
-        db = sqlite3.connect(
-            path, timeout=busy_timeout_ms / 1000, isolation_level=None
-        )
+        db = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
     except sqlite3.Error as error:
         raise describe(error, path, busy_timeout_ms) from error
     try:

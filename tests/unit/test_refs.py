@@ -76,8 +76,10 @@ def test_id_after_opening_characters_and_white_space(text: str) -> None:
     assert found(text) == [(ID, "abc")]
 
 
-@pytest.mark.parametrize("text", ["x@abc", "user@domain.com", "a.@abc", "-@abc", "@@abc", "é@abc"])
-def test_at_sign_inside_a_word_is_not_a_reference(text: str) -> None:
+@pytest.mark.parametrize(
+    "text", ["x@abc", "user@domain.com", "a.@abc", "-@abc", "@@abc", "é@abc", "`@abc`"]
+)
+def test_at_sign_after_other_characters_is_not_a_reference(text: str) -> None:
     assert found(text) == []
 
 
@@ -215,8 +217,8 @@ def test_offsets_index_the_text() -> None:
 # Markdown code regions.
 
 CODE_CASES = [
-    "`@abc`",
-    "x `@abc` y",
+    "` @abc `",
+    "x `(@abc)` y",
     "`` @abc ` #1 ``",
     "``` @abc ```",
     "`[[note]]`",
@@ -243,7 +245,7 @@ def test_markdown_code_hides_references(text: str) -> None:
 
 @pytest.mark.parametrize("text", CODE_CASES)
 def test_plain_text_has_no_code(text: str) -> None:
-    assert (ID, "abc") in found(text)
+    assert found(text) != []
 
 
 @pytest.mark.parametrize(
@@ -396,7 +398,7 @@ def test_is_markdown(language_id: str | None, path: str | None, expected: bool) 
 
 
 def test_parse_document_uses_the_document_kind() -> None:
-    text = "`@abc` @def"
+    text = "` @abc` @def"
     assert [ref.target for ref in parse_document(text, "markdown").references] == ["def"]
     assert [ref.target for ref in parse_document(text, path="x.md").references] == ["def"]
     assert [ref.target for ref in parse_document(text, "python").references] == ["abc", "def"]
