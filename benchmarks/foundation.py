@@ -447,7 +447,7 @@ def generate_user(
 
 def grammar_text(rng: random.Random, size: int) -> str:
     """About ``size`` bytes of Markdown prose: headings, paragraphs, lists, a reference every
-    80-150 characters (every kind, plus look-alikes that are not references), inline code
+    70-130 characters of text (every kind, plus look-alikes that are not references), inline code
     spans, fenced code blocks, and non-ASCII text on about 5% of lines."""
 
     def reference() -> str:
@@ -473,11 +473,11 @@ def grammar_text(rng: random.Random, size: int) -> str:
         parts: list[str] = []
         length = 0
         target = rng.randint(60, 120)
-        next_ref = rng.randint(80, 150) - rng.randint(0, 80)
+        next_ref = rng.randint(70, 130) - rng.randint(0, 70)
         while length < target:
             if length >= next_ref:
                 word = reference()
-                next_ref = length + rng.randint(80, 150)
+                next_ref = length + rng.randint(70, 130)
             elif rng.random() < 0.004:
                 word = f"`{rng.choice(WORDS)}(@{rng.choice(WORDS)}_x)`"
             else:
@@ -494,10 +494,10 @@ def grammar_text(rng: random.Random, size: int) -> str:
         pick = rng.random()
         if pick < 0.08:
             block = f"## {rng.choice(WORDS).capitalize()} {rng.choice(WORDS)}"
-        elif pick < 0.12:
+        elif pick < 0.1:
             body = "\n".join(
                 f"    call(@{rng.choice(WORDS)}_{rng.choice(WORDS)}, #{rng.randint(1, 999)})"
-                for _ in range(rng.randint(2, 8))
+                for _ in range(rng.randint(2, 5))
             )
             block = f"```python\n{body}\n```"
         elif pick < 0.3:
@@ -859,7 +859,7 @@ def print_table(report: dict[str, Any]) -> None:
     )
     imp = report["import"]
     print(f"\nImport (median of {imp['rounds']} rounds, each into a fresh store)")
-    print(f"  {'':44} {'claims/s':>10} {'records/s':>10} {'range (claims/s)':>18}  target")
+    print(f"  {'':50} {'claims/s':>10} {'records/s':>10} {'range (claims/s)':>18}  target")
     for key, label in (
         ("first_user", "first user, empty store"),
         ("second_user", "second user, populated store"),
@@ -869,7 +869,7 @@ def print_table(report: dict[str, Any]) -> None:
         met = row["claims_per_s"] >= TARGET_IMPORT_CLAIMS_PER_S
         described = f"{label} ({row['claims']} claims, {row['megabytes']:.0f} MB)"
         print(
-            f"  {described:44} "
+            f"  {described:50} "
             f"{row['claims_per_s']:>10,.0f} {row['records_per_s']:>10,.0f} "
             f"{f'{low:,.0f}-{high:,.0f}':>18}  ≥ {TARGET_IMPORT_CLAIMS_PER_S:,.0f} "
             f"{_mark(met)}"
@@ -910,7 +910,10 @@ def print_table(report: dict[str, Any]) -> None:
         f"\nGrammar: refs.parse of {gram['megabytes']:.1f} MB Markdown "
         f"({gram['non_ascii_lines_share']:.1%} of lines non-ASCII), {gram['rounds']} rounds"
     )
-    print(f"  {'mode':20} {'tokens':>8} {'chars/token':>11} {'best MB/s':>10} {'median MB/s':>12}  target")
+    print(
+        f"  {'mode':20} {'tokens':>8} {'chars/token':>11} {'best MB/s':>10} "
+        f"{'median MB/s':>12}  target"
+    )
     for key, label in (("markdown", "markdown=True"), ("plain", "markdown=False")):
         row = gram[key]
         print(
