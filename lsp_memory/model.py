@@ -109,9 +109,11 @@ class Claim:
     superseded_by: str | None = None
     merged_into: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-    contexts: tuple[str, ...] = ()  # context friendly ids
-    tags: tuple[str, ...] = ()  # tag friendly ids
-    entities: tuple[str, ...] = ()  # entity friendly ids
+    # Links, by friendly id. None when not loaded: results of a context, tag, entity or domain
+    # (hundreds of claims) leave them out; single-claim lookups and listings fill them in.
+    contexts: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    entities: tuple[str, ...] | None = None
 
     @property
     def claim_type(self) -> str:

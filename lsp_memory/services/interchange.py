@@ -202,6 +202,21 @@ class _UserPlan:
     entities: dict[str, tuple[int, Entity]] = field(default_factory=dict)
     claims: list[tuple[int, Claim]] = field(default_factory=list)
     claim_ids: dict[str, int] = field(default_factory=dict)
+    # Friendly ids taken in the store or earlier in the file, per kind.
+    taken: dict[str, set[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.taken = {
+            "tag": set(self.keys.tag_parents),
+            "context": set(self.keys.context_parents),
+            "entity": set(self.keys.entity_friendly_ids),
+        }
+
+    def take(self, kind: str, fid: str) -> None:
+        """Take ``fid`` for a record of ``kind``, or raise when it is taken."""
+        if fid in self.taken[kind]:
+            raise _Bad(f"duplicate friendly id {fid!r}")
+        self.taken[kind].add(fid)
 
 
 class _Importer:
@@ -276,19 +291,15 @@ class _Importer:
 
     def tag(self, line: _Line, plan: _UserPlan) -> None:
         name = line.text("name", required=True) or ""
-        taken = plan.tags.keys() | plan.keys.tag_parents.keys()
-        fid = line.friendly_id() or ids.named_id(name, "tag", taken)
-        if fid in taken:
-            raise _Bad(f"duplicate friendly id {fid!r}")
+        fid = line.friendly_id() or ids.named_id(name, "tag", plan.taken["tag"])
+        plan.take("tag", fid)
         tag = Tag(plan.user, fid, name, line.friendly_id("parent"))
         plan.tags[fid] = (line.number, tag)
 
     def context(self, line: _Line, plan: _UserPlan) -> None:
         name = line.text("name", required=True) or ""
-        taken = plan.contexts.keys() | plan.keys.context_parents.keys()
-        fid = line.friendly_id() or ids.friendly_id(name, taken, fallback="context")
-        if fid in taken:
-            raise _Bad(f"duplicate friendly id {fid!r}")
+        fid = line.friendly_id() or ids.friendly_id(name, plan.taken["context"], fallback="context")
+        plan.take("context", fid)
         created = line.time("created_at") or self.now
         context = Context(
             context_id=line.text("context_id") or ids.new_uuid(),
@@ -315,10 +326,10 @@ class _Importer:
         )
         if declared is None:
             raise _Bad(f"unknown entity type {type_name!r}")
-        taken = plan.entities.keys() | plan.keys.entity_friendly_ids
-        fid = line.friendly_id() or ids.named_id(f"{name} {type_name}", "entity", taken)
-        if fid in taken:
-            raise _Bad(f"duplicate friendly id {fid!r}")
+        fid = line.friendly_id() or ids.named_id(
+            f"{name} {type_name}", "entity", plan.taken["entity"]
+        )
+        plan.take("entity", fid)
         types = {f.name: f.type for f in declared}
         for key, value in fields.items():
             if key not in types:
@@ -442,9 +453,9 @@ class _Importer:
             if claim.number:
                 numbers.setdefault(claim.number, number)
             for ref, known, what in (
-                (claim.contexts, contexts, "context"),
-                (claim.tags, tags, "tag"),
-                (claim.entities, entities, "entity"),
+                (claim.contexts or (), contexts, "context"),
+                (claim.tags or (), tags, "tag"),
+                (claim.entities or (), entities, "entity"),
             ):
                 for target in ref:
                     if target not in known:
@@ -701,9 +712,9 @@ def claim_record(claim: Claim) -> dict[str, Any]:
             "status": claim.status.value,
             "confidence": claim.confidence,
             "possible_questions": list(claim.possible_questions),
-            "contexts": list(claim.contexts),
-            "tags": list(claim.tags),
-            "entities": list(claim.entities),
+            "contexts": _listed(claim.contexts),
+            "tags": _listed(claim.tags),
+            "entities": _listed(claim.entities),
             "pinned": claim.pinned,
             "created_at": claim.created_at,
             "updated_at": claim.updated_at,
@@ -714,6 +725,11 @@ def claim_record(claim: Claim) -> dict[str, Any]:
             "meta": claim.meta,
         }
     )
+
+
+def _listed(values: tuple[str, ...] | None) -> list[str] | None:
+    """A link list for output; None (left out) when it was not loaded."""
+    return None if values is None else list(values)
 
 
 def _parents_first(records: list[_Tree]) -> list[_Tree]:

@@ -140,7 +140,7 @@ def test_contexts_return_only_active_and_contested_claims(kb: Store) -> None:
     assert leaf is not None
     claims = kb.claims_in_context(USER, leaf.context_id)
     assert {c.status for c in claims} == {ClaimStatus.ACTIVE, ClaimStatus.CONTESTED}
-    every_status = {c.status for c in kb.claims(USER) if "leaf_ctx" in c.contexts}
+    every_status = {c.status for c in kb.claims(USER) if "leaf_ctx" in (c.contexts or ())}
     assert every_status == set(ClaimStatus)
 
 
@@ -189,3 +189,30 @@ def test_context_tree_counts_live_claims(kb: Store) -> None:
     assert [c.context.friendly_id for c in root.children] == ["mid_ctx", "other_ctx"]
     leaf = root.children[0].children[0]
     assert (leaf.context.friendly_id, leaf.claim_count) == ("leaf_ctx", 3)
+
+
+def test_single_lookups_carry_links_and_group_results_leave_them_out(kb: Store) -> None:
+    one = kb.claim_by_number(USER, 8)
+    assert one is not None
+    assert (one.contexts, one.entities, one.tags) == (("mid_ctx",), ("alice_ent", "eng_team"), ())
+    assert one.claim_types == ("relationship",) and one.domains == ("work",)
+    mid = kb.context_by_friendly_id(USER, "mid_ctx")
+    assert mid is not None
+    grouped = {c.number: c for c in kb.claims_in_context(USER, mid.context_id)}
+    assert grouped[8].contexts is None and grouped[8].entities is None
+    assert grouped[8].claim_types == ("relationship",) and grouped[8].domains == ("work",)
+
+
+def test_group_queries_start_from_their_hits(kb: Store) -> None:
+    """A context, tag or entity with few claims must not scan all the user's claims."""
+    leaf = kb.context_by_friendly_id(USER, "leaf_ctx")
+    assert leaf is not None
+    kb._db.execute("ANALYZE")  # even with statistics that favour the (user, updated_at) index
+    traced: list[str] = []
+    kb._db.set_trace_callback(traced.append)
+    kb.claims_in_context(USER, leaf.context_id)
+    kb._db.set_trace_callback(None)
+    # The trace holds the statement with its values filled in.
+    plan = [row[3] for row in kb._db.execute("EXPLAIN QUERY PLAN " + traced[0])]
+    assert not any("claims_user_updated" in step for step in plan), plan
+    assert any(step.startswith("SCAN hits") for step in plan), plan
