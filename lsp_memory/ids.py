@@ -106,6 +106,7 @@ def new_uuid() -> str:
     return str(uuid.uuid4())
 
 
+_SECONDS_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _STORED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
@@ -132,6 +133,9 @@ def timestamp(value: str) -> str:
     except ValueError:
         day = date.fromisoformat(text)  # raises ValueError with its own message
         moment = datetime(day.year, day.month, day.day)
+    # Fast paths for the two common shapes; fromisoformat above has already checked the date.
     if _STORED.fullmatch(value):
-        return value  # already stored form, and a real date: fromisoformat accepted it
+        return value
+    if _SECONDS_Z.fullmatch(value):
+        return value[:19] + ".000000Z"
     return _stored(moment)

@@ -8,9 +8,11 @@ one user's records in a fixed order and form, so ``export`` → ``import`` into 
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, TypeVar
@@ -105,9 +107,10 @@ class _Line:
         value = self.data.get(key)
         if value is None:
             return []
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        # set(map(type, …)) checks every item at C speed; this runs six times per claim.
+        if type(value) is not list or not set(map(type, value)) <= {str}:
             raise _Bad(f"field {key!r} must be a list of strings")
-        return list(value)
+        return value
 
     def flag(self, key: str) -> bool:
         value = self.data.get(key, False)
@@ -592,16 +595,31 @@ def _check_parents(
             problems.append((number, f"{kind}: parent cycle {' → '.join([*chain, fid])}"))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector: an import allocates a few objects per line and frees
+    them together at the end, and the collector's passes over that growing heap cost a fifth
+    of the import's time (measured on 30k claims). Nothing here makes cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def import_records(store: Store, data: bytes, *, user: str, source: str) -> ImportSummary:
     """Check every line of ``data`` and write them all, or raise ``ImportFailed`` naming every
     bad line and write nothing."""
     importer = _Importer(store, user, ids.now())
-    lines = list(_read(data, importer.problems))
-    try:
-        batch = importer.run(lines)
-    except ImportFailed as failed:
-        raise ImportFailed(source, failed.problems) from None
-    store.write(batch)
+    with _collector_paused():
+        lines = list(_read(data, importer.problems))
+        try:
+            batch = importer.run(lines)
+        except ImportFailed as failed:
+            raise ImportFailed(source, failed.problems) from None
+        store.write(batch)
     summary = ImportSummary()
     for kind, records in (
         ("entity_type", batch.entity_types),
