@@ -438,9 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code."""
     args = build_parser().parse_args(argv)
-    overrides = {
-        key: getattr(args, key) for key in ("store", "vaults", "user") if getattr(args, key, None)
-    }
+    overrides: dict[str, Any] = {}
+    if getattr(args, "store", None):
+        overrides["store"] = args.store
+    if getattr(args, "user", None):
+        overrides["user"] = args.user
     if getattr(args, "vault", None):
         overrides["vaults"] = args.vault
     config, warnings = load_config(overrides)
