@@ -198,3 +198,46 @@ class ContextNode:
     context: Context
     claim_count: int
     children: tuple[ContextNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A Markdown heading of a note: its text, level (1–6) and 0-based line."""
+
+    text: str
+    level: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A Markdown note in a vault (SPEC §4), as parsed from its file."""
+
+    vault: str  # the vault folder, absolute
+    path: str  # vault-relative, POSIX separators: "projects/alpha-kickoff.md"
+    title: str  # front-matter title, else the first "# " heading, else the file stem
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    archived: bool
+    headings: tuple[Heading, ...]
+    links: tuple[Reference, ...]  # its [[links]], with ranges
+    body: str  # plain text, Markdown stripped, front matter left out
+    size: int
+    mtime_ns: int
+    content_hash: str  # sha256 hex of the file's bytes
+    warnings: tuple[str, ...] = ()  # e.g. broken front matter: the note is still indexed
+
+    @property
+    def key(self) -> str:
+        """A stable id across vaults: ``<vault>::<path>``."""
+        return f"{self.vault}::{self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteTarget:
+    """What a ``[[Target#Heading]]`` resolved to (SPEC §4)."""
+
+    note: Note | None
+    heading: Heading | None = None
+    candidates: tuple[Note, ...] = ()  # every note that matched, best first (ties, ambiguity)
+    error: str | None = None  # why it did not resolve
