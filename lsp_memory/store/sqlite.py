@@ -187,6 +187,17 @@ SELECT t.user, t.friendly_id, t.name, p.friendly_id FROM tags t LEFT JOIN tags p
 """
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One logged write: the row changed, and for a deletion the record's id."""
+
+    seq: int
+    kind: str  # claim, context, entity
+    row: int  # the first row of the range
+    last_row: int
+    record_id: str | None  # set for a deletion
+
+
 @dataclass(slots=True)
 class Batch:
     """New records to write in one transaction; they refer to each other (and to records
@@ -360,10 +371,15 @@ class Store:
     @_translated
     def set_status(self, user: str, claim_id: str, status: ClaimStatus, when: str) -> None:
         with self._write() as db:
-            db.execute(
-                "UPDATE claims SET status = ?, updated_at = ? WHERE claim_id = ? AND user = ?",
-                (str(status), when, claim_id, user),
-            )
+            row = db.execute(
+                "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
+            ).fetchone()
+            if row is not None:
+                db.execute(
+                    "UPDATE claims SET status = ?, updated_at = ? WHERE id = ?",
+                    (str(status), when, row[0]),
+                )
+                _log(db, "claim", row[0])
 
     # -- contexts, tags, entities -----------------------------------------------------------
 
@@ -459,6 +475,50 @@ class Store:
             for row in rows
         ]
 
+    # -- following the store (derived indexes) ----------------------------------------------
+
+    @_translated
+    def store_id(self) -> str:
+        """A random id made with the store: an index built from another store is stale."""
+        row = self._db.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+        return str(row[0])
+
+    @_translated
+    def last_change(self) -> int:
+        row = self._db.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()
+        return int(row[0])
+
+    @_translated
+    def changes_since(self, seq: int, limit: int = 100_000) -> list[Change]:
+        """Writes to claims, contexts and entities after ``seq``, oldest first."""
+        rows = self._db.execute(
+            "SELECT seq, kind, row, last_row, record_id FROM changes WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (seq, limit),
+        )
+        return [Change(*row) for row in rows]
+
+    @_translated
+    def rows(self, kind: str) -> list[int]:
+        """Every row id of ``claims``, ``contexts`` or ``entities``, all users."""
+        table = {"claim": "claims", "context": "contexts", "entity": "entities"}[kind]
+        return [int(row[0]) for row in self._db.execute(f"SELECT id FROM {table} ORDER BY id")]
+
+    @_translated
+    def claims_by_rows(self, rows: Sequence[int]) -> list[Claim]:
+        """Claims of any user by row id, with their links (for indexing)."""
+        return self._load(_CLAIM_SELECT + f"WHERE c.id IN {_IDS}", (json.dumps(list(rows)),))
+
+    @_translated
+    def contexts_by_rows(self, rows: Sequence[int]) -> list[Context]:
+        sql = _CONTEXT_SELECT + f"WHERE x.id IN {_IDS}"
+        return [_context(row) for row in self._db.execute(sql, (json.dumps(list(rows)),))]
+
+    @_translated
+    def entities_by_rows(self, rows: Sequence[int]) -> list[Entity]:
+        sql = _ENTITY_SELECT + f"WHERE e.id IN {_IDS}"
+        return [_entity(row) for row in self._db.execute(sql, (json.dumps(list(rows)),))]
+
     # -- bulk writes ------------------------------------------------------------------------
 
     @_translated
@@ -535,6 +595,14 @@ def _json_text(value: tuple[str, ...] | dict[str, Any], empty: str) -> str:
     )
 
 
+def _log(db: sqlite3.Connection, kind: str, first: int, last: int | None = None) -> None:
+    """Record in the change log that rows ``first``..``last`` of ``kind`` changed."""
+    db.execute(
+        "INSERT INTO changes (kind, row, last_row) VALUES (?, ?, ?)",
+        (kind, first, first if last is None else last),
+    )
+
+
 class _Writer:
     """Inserts one batch inside an open transaction, giving new rows explicit ids so links
     between new records need no read-back."""
@@ -542,6 +610,7 @@ class _Writer:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         self._ids: dict[tuple[str, str, str], int] = {}  # (table, user, key) → row id
+        self._added: dict[str, tuple[int, int]] = {}  # table → first and last new row id
 
     def _next_id(self, table: str) -> int:
         return int(self._db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
@@ -565,9 +634,18 @@ class _Writer:
         for offset, (user, key) in enumerate(keys, start=1):
             self._ids[(table, user, key)] = base + offset
             ids.append(base + offset)
+        self._added[table] = (base + 1, base + len(ids))
         return ids
 
     def write(self, batch: Batch) -> None:
+        self._insert(batch)
+        # One change-log range per table for everything this batch added.
+        for kind, table in (("context", "contexts"), ("entity", "entities"), ("claim", "claims")):
+            first, last = self._added.get(table, (0, -1))
+            if last >= first:
+                _log(self._db, kind, first, last)
+
+    def _insert(self, batch: Batch) -> None:
         db = self._db
         type_ids = self._assign("entity_types", ((t.user, t.name) for t in batch.entity_types))
         db.executemany(

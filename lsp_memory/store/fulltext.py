@@ -1,0 +1,329 @@
+"""The full-text index (Tantivy): claims, contexts, entities and notes, searchable by BM25,
+by word prefix as the user types, and filtered by kind, user and status inside the index.
+
+It is derived data in the cache folder: rebuilt whenever it is missing, unreadable or of
+another schema version. Tantivy allows one writer per index across processes; ``open_index``
+takes the writer when it is free and otherwise opens read-only (``writable`` False): such a
+reader sees the writer's commits after ``reload()`` and may take the writer over later with
+``try_write()`` (the lock is released when the holder closes or dies).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+META_FILE = "lsp-memory-index.json"
+_PREFIX_MAX = 24  # longest word prefix indexed for completion
+_HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
+_WORD = re.compile(r"[\w-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class TextDoc:
+    """One searchable record. ``id`` is ``<kind>:<record id>`` (a note's is its key)."""
+
+    id: str
+    kind: str  # claim, context, entity, note
+    user: str  # "" for notes: they belong to the vault, every user sees them
+    status: str  # a claim's status; "active" or "archived" for the rest
+    title: str  # a claim's statement, a context's or entity's name, a note's title
+    body: str  # everything else worth finding it by
+    keys: tuple[str, ...] = ()  # exact handles: friendly id, claim_42, a note's path
+    confidence: float = 1.0
+    updated: int = 0  # seconds since the epoch, for recency
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    """A search result: which record, how well it matched, a snippet of why."""
+
+    id: str
+    kind: str
+    score: float
+    title: str
+    snippet: str
+    status: str
+    confidence: float
+    updated: int
+
+
+def _schema() -> Any:
+    from tantivy import SchemaBuilder
+
+    builder = SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("kind", stored=True, tokenizer_name="raw")
+    builder.add_text_field("user", stored=True, tokenizer_name="raw")
+    builder.add_text_field("status", stored=True, tokenizer_name="raw")
+    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("keys", stored=True, tokenizer_name="raw")
+    builder.add_text_field("prefix", stored=False, tokenizer_name="edge")
+    builder.add_float_field("confidence", stored=True, fast=True)
+    builder.add_integer_field("updated", stored=True, fast=True)
+    return builder.build()
+
+
+def _register(index: Any) -> None:
+    """Custom tokenizers are not stored in the index: register them after every open."""
+    from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
+
+    edge = Tokenizer.ngram(min_gram=1, max_gram=_PREFIX_MAX, prefix_only=True)
+    index.register_tokenizer("edge", TextAnalyzerBuilder(edge).filter(Filter.lowercase()).build())
+
+
+def _prefix_words(doc: TextDoc) -> list[str]:
+    """The words a user may start typing to find ``doc``: its keys and its title's words."""
+    words = [key.lower() for key in doc.keys]
+    words += [w.lower() for w in _WORD.findall(doc.title)]
+    return list(dict.fromkeys(words))
+
+
+class FullTextIndex:
+    """An open index folder. Searches see the state as of the last ``reload``."""
+
+    def __init__(self, folder: Path, index: Any, writer: Any | None, rebuilt: bool) -> None:
+        self.folder = folder
+        self._index = index
+        self._schema = index.schema
+        self._writer = writer
+        self.rebuilt = rebuilt  # True when this open created it afresh: a full build is due
+
+    # -- writing ----------------------------------------------------------------------------
+
+    @property
+    def writable(self) -> bool:
+        return self._writer is not None
+
+    def try_write(self) -> bool:
+        """Take the writer if no other process holds it now. True when this index writes."""
+        if self._writer is None:
+            self._writer = _take_writer(self._index)
+        return self._writer is not None
+
+    def _need_writer(self) -> Any:
+        if self._writer is None:
+            raise RuntimeError("this index is open read-only; another process writes it")
+        return self._writer
+
+    def upsert(self, docs: Iterable[TextDoc]) -> int:
+        """Replace (or add) each document; visible after ``commit``. Returns the count."""
+        from tantivy import Document
+
+        writer = self._need_writer()
+        count = 0
+        for doc in docs:
+            writer.delete_documents_by_term("id", doc.id)
+            record = Document(
+                id=doc.id,
+                kind=doc.kind,
+                user=doc.user,
+                status=doc.status,
+                title=doc.title,
+                body=doc.body,
+                confidence=float(doc.confidence),
+                updated=int(doc.updated),
+            )
+            for key in doc.keys:
+                record.add_text("keys", key)
+            for word in _prefix_words(doc):
+                record.add_text("prefix", word)
+            writer.add_document(record)
+            count += 1
+        return count
+
+    def delete(self, ids: Iterable[str]) -> None:
+        writer = self._need_writer()
+        for doc_id in ids:
+            writer.delete_documents_by_term("id", doc_id)
+
+    def delete_all(self) -> None:
+        self._need_writer().delete_all_documents()
+
+    def commit(self, meta: Mapping[str, Any] | None = None) -> None:
+        """Make the changes durable and visible, then record ``meta`` (e.g. how far the index
+        has followed the store) beside it. A crash between the two replays a few changes."""
+        self._need_writer().commit()
+        self._index.reload()
+        if meta is not None:
+            _write_meta(self.folder, {**self.meta, **meta, "schema": SCHEMA_VERSION})
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return _read_meta(self.folder) or {"schema": SCHEMA_VERSION}
+
+    def close(self) -> None:
+        """Release the writer lock (waiting for merges) so another process can take it."""
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """See the latest commit, whichever process made it."""
+        self._index.reload()
+
+    def __len__(self) -> int:
+        return int(self._index.searcher().num_docs)
+
+    def _filters(
+        self, user: str, kinds: Collection[str] | None, statuses: Collection[str] | None
+    ) -> list[Any]:
+        from tantivy import Query
+
+        schema = self._schema
+        filters = [Query.term_set_query(schema, "user", [user, ""])]
+        if kinds:
+            filters.append(Query.term_set_query(schema, "kind", sorted(kinds)))
+        if statuses:
+            filters.append(Query.term_set_query(schema, "status", sorted(statuses)))
+        return filters
+
+    def _run(self, query: Any, filters: list[Any], k: int, snippet_query: Any) -> list[TextHit]:
+        from tantivy import Occur, Query, SnippetGenerator
+
+        combined = Query.boolean_query([(Occur.Must, query), *((Occur.Must, f) for f in filters)])
+        searcher = self._index.searcher()
+        hits = searcher.search(combined, k).hits
+        if not hits:
+            return []
+        snippets = SnippetGenerator.create(searcher, snippet_query, self._schema, "body")
+        snippets.set_max_num_chars(160)
+        found = []
+        for score, address in hits:
+            doc = searcher.doc(address)
+            snippet = snippets.snippet_from_doc(doc).fragment() or doc.get_first("body")[:160]
+            found.append(
+                TextHit(
+                    id=doc.get_first("id"),
+                    kind=doc.get_first("kind"),
+                    score=float(score),
+                    title=doc.get_first("title"),
+                    snippet=snippet,
+                    status=doc.get_first("status"),
+                    confidence=float(doc.get_first("confidence")),
+                    updated=int(doc.get_first("updated")),
+                )
+            )
+        return found
+
+    def search(
+        self,
+        text: str,
+        *,
+        user: str,
+        kinds: Collection[str] | None = None,
+        statuses: Collection[str] | None = None,
+        k: int = 10,
+    ) -> list[TextHit]:
+        """BM25 over titles (boosted), bodies and keys. Half-typed or malformed input
+        (``[[Pro``, ``"unclosed``, ``a AND``) is parsed leniently, never raises."""
+        if not text.strip():
+            return []
+        query, _errors = self._index.parse_query_lenient(
+            text, ["title", "body", "keys"], field_boosts={"title": 2.0, "keys": 3.0}
+        )
+        return self._run(query, self._filters(user, kinds, statuses), k, query)
+
+    def prefix(
+        self,
+        typed: str,
+        *,
+        user: str,
+        kinds: Collection[str] | None = None,
+        statuses: Collection[str] | None = None,
+        k: int = 20,
+    ) -> list[TextHit]:
+        """Records with a key or title word starting with each typed word (as you type
+        ``@prefer_mo`` or ``@morn meet``), best first."""
+        from tantivy import Occur, Query
+
+        words = [w.lower()[:_PREFIX_MAX] for w in _WORD.findall(typed)]
+        if not words:
+            return []
+        schema = self._schema
+        query = Query.boolean_query(
+            [(Occur.Must, Query.term_query(schema, "prefix", word)) for word in words]
+        )
+        snippet_query, _ = self._index.parse_query_lenient(" ".join(words), ["body"])
+        return self._run(query, self._filters(user, kinds, statuses), k, snippet_query)
+
+    def get(self, ids: Sequence[str]) -> dict[str, TextHit]:
+        """Stored fields of the given documents (for scoring dense hits)."""
+        from tantivy import Query
+
+        if not ids:
+            return {}
+        searcher = self._index.searcher()
+        query = Query.term_set_query(self._schema, "id", list(ids))
+        found: dict[str, TextHit] = {}
+        for _score, address in searcher.search(query, len(ids)).hits:
+            doc = searcher.doc(address)
+            found[doc.get_first("id")] = TextHit(
+                id=doc.get_first("id"),
+                kind=doc.get_first("kind"),
+                score=0.0,
+                title=doc.get_first("title"),
+                snippet=doc.get_first("body")[:160],
+                status=doc.get_first("status"),
+                confidence=float(doc.get_first("confidence")),
+                updated=int(doc.get_first("updated")),
+            )
+        return found
+
+
+def _read_meta(folder: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _write_meta(folder: Path, meta: Mapping[str, Any]) -> None:
+    partial = folder / f".{META_FILE}.partial"
+    partial.write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")
+    partial.replace(folder / META_FILE)
+
+
+def _take_writer(index: Any) -> Any | None:
+    try:
+        return index.writer(heap_size=_HEAP, num_threads=1)
+    except ValueError as error:
+        if "LockBusy" in str(error):
+            return None
+        raise
+
+
+def open_index(folder: Path) -> FullTextIndex:
+    """Open the index in ``folder`` (a folder of the cache that lsp-memory owns), taking the
+    writer if it is free. A missing, unreadable, foreign or other-schema index is deleted and
+    created empty, with ``rebuilt`` True: the caller then builds it from the store and vaults.
+    """
+    from tantivy import Index
+
+    meta = _read_meta(folder)
+    if meta is not None and meta.get("schema") == SCHEMA_VERSION:
+        try:
+            index = Index.open(str(folder))
+        except (ValueError, OSError):
+            pass  # corrupt: rebuilt below
+        else:
+            _register(index)
+            return FullTextIndex(folder, index, _take_writer(index), rebuilt=False)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    index = Index(_schema(), path=str(folder))
+    _register(index)
+    writer = _take_writer(index)
+    _write_meta(folder, {"schema": SCHEMA_VERSION})
+    return FullTextIndex(folder, index, writer, rebuilt=True)

@@ -1,0 +1,240 @@
+"""The Tantivy full-text index: filters inside the index, lenient and prefix queries, rebuilds
+of unusable folders, one writer across real processes, and following the store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lsp_memory.ids import now
+from lsp_memory.model import ClaimStatus
+from lsp_memory.services.indexing import Indexer
+from lsp_memory.services.interchange import add_record
+from lsp_memory.store.fulltext import FullTextIndex, TextDoc, TextHit, open_index
+from lsp_memory.store.sqlite import Store, open_store
+from tests.conftest import USER
+
+ROOT = Path(__file__).parents[2]
+
+DOCS = [
+    TextDoc(
+        "claim:1",
+        "claim",
+        "ann",
+        "active",
+        "I prefer morning meetings",
+        "When do I like meetings?",
+        ("prefer_morning_a3f2", "claim_1"),
+    ),
+    TextDoc(
+        "claim:2",
+        "claim",
+        "ann",
+        "retracted",
+        "I prefer evening meetings",
+        "",
+        ("prefer_evening_b4c5", "claim_2"),
+    ),
+    TextDoc(
+        "claim:3",
+        "claim",
+        "bob",
+        "active",
+        "Bob prefers morning runs",
+        "",
+        ("morning_runs_c6d7", "claim_3"),
+    ),
+    TextDoc(
+        "note:v::alpha.md",
+        "note",
+        "",
+        "active",
+        "Project Alpha Kickoff",
+        "Kickoff meeting notes for the morning standup",
+        ("alpha.md",),
+    ),
+]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> FullTextIndex:
+    opened = open_index(tmp_path / "fulltext")
+    opened.upsert(DOCS)
+    opened.commit({"seq": 1})
+    return opened
+
+
+def ids(hits: list[TextHit]) -> list[str]:
+    return [hit.id for hit in hits]
+
+
+def test_search_filters_by_user_kind_and_status(index: FullTextIndex) -> None:
+    assert set(ids(index.search("morning", user="ann"))) == {"claim:1", "note:v::alpha.md"}
+    assert set(ids(index.search("morning", user="bob"))) == {"claim:3", "note:v::alpha.md"}
+    assert ids(index.search("morning", user="ann", kinds={"claim"})) == ["claim:1"]
+    live = index.search("prefer", user="ann", statuses={"active", "contested"})
+    assert ids(live) == ["claim:1"]
+    assert set(ids(index.search("prefer", user="ann"))) == {"claim:1", "claim:2"}
+
+
+def test_hits_carry_snippets_and_fields(index: FullTextIndex) -> None:
+    [hit] = index.search("standup", user="ann")
+    assert hit.kind == "note" and hit.title == "Project Alpha Kickoff"
+    assert "standup" in hit.snippet and hit.score > 0
+
+
+@pytest.mark.parametrize("typed", ["[[Pro", '"unclosed', "a AND", "((", "title:", "*", "  "])
+def test_half_typed_queries_never_raise(index: FullTextIndex, typed: str) -> None:
+    index.search(typed, user="ann")
+
+
+def test_prefix_completion(index: FullTextIndex) -> None:
+    assert ids(index.prefix("prefer_mo", user="ann")) == ["claim:1"]
+    assert ids(index.prefix("claim_2", user="ann")) == ["claim:2"]
+    assert set(ids(index.prefix("morn meet", user="ann"))) == {"claim:1"}
+    assert ids(index.prefix("kick", user="bob")) == ["note:v::alpha.md"]
+    assert index.prefix("zzz", user="ann") == []
+
+
+def test_upsert_replaces_and_delete_removes(index: FullTextIndex) -> None:
+    changed = TextDoc("claim:1", "claim", "ann", "active", "I prefer afternoon meetings", "")
+    index.upsert([changed])
+    index.delete(["note:v::alpha.md"])
+    index.commit()
+    assert ids(index.search("afternoon", user="ann")) == ["claim:1"]
+    assert index.search("standup", user="ann") == []
+    assert len(index) == 3
+
+
+def test_reopen_keeps_documents(index: FullTextIndex, tmp_path: Path) -> None:
+    index.close()
+    again = open_index(tmp_path / "fulltext")
+    assert not again.rebuilt and len(again) == 4 and again.meta["seq"] == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "meta.json").write_text("{ not json"),
+        lambda folder: (folder / "lsp-memory-index.json").write_text('{"schema": 999}'),
+        lambda folder: [p.unlink() for p in folder.iterdir() if p.suffix != ".json"],
+    ],
+    ids=["corrupt", "other-schema", "files-missing"],
+)
+def test_unusable_index_is_rebuilt(index: FullTextIndex, tmp_path: Path, damage: object) -> None:
+    index.close()
+    folder = tmp_path / "fulltext"
+    damage(folder)  # type: ignore[operator]
+    again = open_index(folder)
+    assert again.rebuilt and len(again) == 0
+    again.upsert(DOCS[:1])
+    again.commit()
+    assert ids(again.search("morning", user="ann")) == ["claim:1"]
+
+
+def test_a_foreign_folder_is_rebuilt(tmp_path: Path) -> None:
+    folder = tmp_path / "fulltext"
+    folder.mkdir()
+    (folder / "something.txt").write_text("not ours")
+    assert open_index(folder).rebuilt
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from lsp_memory.store.fulltext import TextDoc, open_index
+    index = open_index(Path(sys.argv[1]))
+    print("writable" if index.writable else "reader", flush=True)
+    sys.stdin.readline()
+    index.upsert([TextDoc("claim:9", "claim", "ann", "active", "written by the other process", "")])
+    index.commit()
+    print("committed", flush=True)
+    sys.stdin.readline()
+    index.close()
+    print("closed", flush=True)
+    """
+)
+
+
+def test_one_writer_across_processes(tmp_path: Path) -> None:
+    folder = tmp_path / "fulltext"
+    open_index(folder).close()  # create it
+    other = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert other.stdin is not None and other.stdout is not None
+    try:
+        assert other.stdout.readline().strip() == "writable"
+        mine = open_index(folder)
+        assert not mine.writable and not mine.try_write()
+        with pytest.raises(RuntimeError, match="read-only"):
+            mine.upsert(DOCS)
+        other.stdin.write("go\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "committed"
+        mine.reload()
+        assert ids(mine.search("other process", user="ann")) == ["claim:9"]
+        other.stdin.write("close\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "closed"
+        other.wait(timeout=30)
+        assert mine.try_write()  # the lock was handed over
+        mine.upsert(DOCS[:1])
+        mine.commit()
+        assert len(mine) == 2
+    finally:
+        other.kill()
+
+
+# -- following the store ----------------------------------------------------------------------
+
+
+def test_indexer_builds_then_follows_changes_from_another_connection(
+    kb: Store, tmp_path: Path
+) -> None:
+    text = open_index(tmp_path / "fulltext")
+    first = Indexer(kb, text).sync()
+    assert first.full and first.upserted == 7 + 5 + 21
+    found = text.search("PostgreSQL", user=USER, kinds={"claim"})
+    assert {h.title for h in found} == {
+        "The Leaf service uses PostgreSQL 16",
+        "The Leaf service uses PostgreSQL 14",
+    }
+    assert all(h.id.startswith("claim:") for h in found)
+    assert text.search("PostgreSQL", user="nobody") == []
+
+    with open_store(kb.path.parent) as other:  # e.g. the CLI, in another process
+        added = add_record(
+            other, {"kind": "claim", "statement": "Kombucha every Sunday"}, user=USER
+        ).claims[0]
+        first = other.claim_by_number(USER, 1)
+        assert first is not None
+        other.set_status(USER, first.claim_id, ClaimStatus.RETRACTED, now())
+    second = Indexer(kb, text).sync()
+    assert not second.full
+    assert ids(text.search("kombucha", user=USER)) == [f"claim:{added.claim_id}"]
+    [one] = [h for h in text.search("PostgreSQL 16", user=USER) if h.title.endswith("16")]
+    assert one.status == "retracted"
+    live = text.search("PostgreSQL", user=USER, statuses={"active", "contested"})
+    assert all(not h.title.endswith("16") for h in live)
+    assert (second.upserted, second.deleted) == (2, 0)
+    third = Indexer(kb, text).sync()
+    assert (third.upserted, third.deleted) == (0, 0)
+
+
+def test_an_index_of_another_store_is_rebuilt(kb: Store, tmp_path: Path) -> None:
+    text = open_index(tmp_path / "fulltext")
+    Indexer(kb, text).sync()
+    with open_store(tmp_path / "other-store") as other:
+        add_record(other, {"kind": "claim", "statement": "only here"}, user=USER)
+        report = Indexer(other, text).sync()
+    assert report.full and len(text) == 1
