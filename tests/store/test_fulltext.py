@@ -216,9 +216,9 @@ def test_indexer_builds_then_follows_changes_from_another_connection(
         added = add_record(
             other, {"kind": "claim", "statement": "Kombucha every Sunday"}, user=USER
         ).claims[0]
-        first = other.claim_by_number(USER, 1)
-        assert first is not None
-        other.set_status(USER, first.claim_id, ClaimStatus.RETRACTED, now())
+        retracting = other.claim_by_number(USER, 1)
+        assert retracting is not None
+        other.set_status(USER, retracting.claim_id, ClaimStatus.RETRACTED, now())
     second = Indexer(kb, text).sync()
     assert not second.full
     assert ids(text.search("kombucha", user=USER)) == [f"claim:{added.claim_id}"]
