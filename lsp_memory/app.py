@@ -1,20 +1,44 @@
-"""The composition root: configuration → store → services. The only place objects are wired;
-the command line and (later) the language server ask it for what they need."""
+"""The composition root: configuration → store → indexes → services. The only place objects
+are wired; the command line and the language server ask it for what they need."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from lsp_memory.config import Config
+from lsp_memory.errors import UserError
+from lsp_memory.notes import Vault
+from lsp_memory.services.embedding import VectorSide
+from lsp_memory.services.indexing import Indexer, Progress, SyncReport
 from lsp_memory.services.resolver import Resolver
+from lsp_memory.services.search import HybridSearch
+from lsp_memory.store.catalog import VectorCatalog
+from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
+from lsp_memory.store.vectors import Embedder, VectorCache
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What ``App.index`` did."""
+
+    text: SyncReport
+    embedded: int = 0
+    pending: int = 0
+    vectors: int = 0
+    warnings: list[str] = field(default_factory=list)
 
 
 class App:
-    """Services for one user over one store, opened on first use."""
+    """Services for one user over one store, each opened on first use."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.warnings: list[str] = []
 
     @cached_property
     def store(self) -> Store:
@@ -24,6 +48,103 @@ class App:
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.config.user)
 
+    # -- derived indexes --------------------------------------------------------------------
+
+    @cached_property
+    def index_folder(self) -> Path:
+        """This store's indexes in the cache folder: one folder per store path."""
+        key = hashlib.sha1(str(self.config.store.resolve()).encode()).hexdigest()[:16]
+        return self.config.cache / "indexes" / key
+
+    @cached_property
+    def text_index(self) -> FullTextIndex:
+        try:
+            return open_index(self.index_folder / "fulltext")
+        except (OSError, ValueError) as error:
+            raise UserError(
+                f"cannot open the search index in {self.index_folder}: {error}"
+            ) from None
+
+    @cached_property
+    def vectors(self) -> VectorSide | None:
+        """The vector side, or None (with a warning) when the model cannot be loaded: text
+        search keeps working without it."""
+        from lsp_memory.store.vectors import ModelError
+
+        try:
+            embedder = Embedder.load(self.config.model)
+        except ModelError as error:
+            self.warnings.append(f"{error}; searching by text only")
+            return None
+        side = VectorSide(
+            VectorCatalog(self.index_folder / "queue.sqlite3"),
+            VectorCache(self.config.cache / "vectors.sqlite3"),
+            embedder,
+        )
+        side.load()
+        return side
+
+    @cached_property
+    def vaults(self) -> list[Vault]:
+        return [Vault(root, excludes=self.config.excludes) for root in self.config.vaults]
+
+    @cached_property
+    def search(self) -> HybridSearch:
+        side = self.vectors
+        if side is None:
+            return HybridSearch(self.text_index)
+        return HybridSearch(self.text_index, side.index, side.embedder)
+
+    def index(
+        self,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring the indexes up to date with the store and the vaults: text at once, then
+        (with ``embed``) the embedding queue drained. Needs the index writer; when another
+        process holds it, that process keeps the index current and this one only reads."""
+        text = self.text_index
+        if not text.try_write():
+            raise UserError(
+                f"another lsp-memory process is writing the index in {self.index_folder}; "
+                "it keeps the index up to date (try again when it exits)"
+            )
+        notes = []
+        for vault in self.vaults:
+            scanned = vault.scan()
+            self.warnings += list(scanned.warnings)
+            notes += list(vault.notes.values())
+        # Notes gone from the vaults scanned now; other vaults' notes are left as they are.
+        present = {f"note:{note.key}" for note in notes}
+        scanned_roots = tuple(f"note:{vault.root}::" for vault in self.vaults)
+        gone = [
+            doc_id.removeprefix("note:")
+            for doc_id in text.ids("note") - present
+            if doc_id.startswith(scanned_roots)
+        ]
+        report = IndexReport(
+            Indexer(self.store, text).sync(notes, gone, full=full, progress=progress)
+        )
+        side = self.vectors
+        if side is not None:
+            if report.text.full:
+                side.clear()
+            side.remove(report.text.removed)
+            side.enqueue(report.text.docs)
+            if embed:
+                tick: Callable[[int, int], None] | None = None
+                if progress is not None:
+                    tick = lambda done, total: progress("embedding", done, total)  # noqa: E731
+                report.embedded = side.drain(progress=tick)
+            report.vectors = len(side.index)
+            report.pending = side.catalog.counts()[1]
+        report.warnings = self.warnings
+        return report
+
     def close(self) -> None:
+        if "text_index" in self.__dict__:
+            self.text_index.close()
         if "store" in self.__dict__:
             self.store.close()

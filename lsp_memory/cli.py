@@ -351,6 +351,124 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
     return 1
 
 
+# -- index and search -------------------------------------------------------------------------
+
+_LIVE = ("active", "contested", "archived")  # live claims; active or archived everything else
+_KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
+
+
+def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
+    """A progress display on stderr (counts, rate, time left) and the callback feeding it."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed else "–/s")
+
+    bar = Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return bar, update
+
+
+def cmd_index(app: App, args: argparse.Namespace) -> int:
+    bar, update = _progress_bar()
+    with bar:
+        report = app.index(full=args.full, embed=not args.text_only, progress=update)
+    for warning in report.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    text = report.text
+    what = "rebuilt" if text.full else "updated"
+    print(
+        f"{what} the search index: {text.upserted} written, {text.deleted} removed "
+        f"in {text.seconds:.1f} s; {report.embedded} embedded, {report.vectors} vectors, "
+        f"{report.pending} waiting to be embedded"
+    )
+    return 0
+
+
+def cmd_search(app: App, args: argparse.Namespace) -> int:
+    text = app.text_index
+    if text.try_write():
+        # Keep text search current with the store; embed only a short queue here.
+        pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0
+        app.index(embed=pending <= 256)
+    else:
+        text.reload()
+    for warning in app.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    hits = app.search.search(
+        args.query,
+        user=app.config.user,
+        kinds=_KINDS[args.kind],
+        statuses=None if args.any_status else _LIVE,
+        k=args.k,
+        mode=args.mode,
+        diverse=args.diverse,
+    )
+    rows = []
+    for hit in hits:
+        row: dict[str, Any] = {
+            "id": hit.id,
+            "kind": hit.kind,
+            "title": hit.title,
+            "snippet": hit.snippet,
+            "status": hit.status,
+            "score": round(hit.score, 4),
+            "bm25": round(hit.bm25, 4),
+            "similarity": round(hit.similarity, 4),
+            "confidence": hit.confidence,
+            "recency": round(hit.recency, 4),
+        }
+        if hit.kind == "claim":
+            claim = app.store.claim_by_uuid(app.config.user, hit.id.removeprefix("claim:"))
+            row["ref"] = f"#{claim.number} @{hit.key}" if claim else f"@{hit.key}"
+        elif hit.kind == "note":
+            row["ref"] = f"[[{hit.title}]]"
+            row["path"] = hit.key
+        else:
+            row["ref"] = f"@{hit.key}"
+        rows.append(row)
+    if args.json:
+        print(_dumps(rows))
+        return 0
+    if not rows:
+        print(f"no matches for {args.query!r}")
+    for rank, row in enumerate(rows, start=1):
+        handle = row["ref"]
+        status = "" if row["status"] in ("active",) else f" ({row['status']})"
+        print(f"{rank:>2}. [{row['kind']}] {handle}{status}  {_short(row['title'], 60)}")
+        print(
+            f"      score {row['score']:.3f} · bm25 {row['bm25']:.2f} · "
+            f"cosine {row['similarity']:.2f}"
+        )
+    return 0
+
+
 # -- the parser -------------------------------------------------------------------------------
 
 
@@ -427,6 +545,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+
+    sub = command(commands, "index", cmd_index, "(re)build the full-text and vector indexes")
+    sub.add_argument("--full", action="store_true", help="rebuild from scratch")
+    sub.add_argument("--text-only", action="store_true", help="leave embedding for later")
+
+    sub = command(commands, "search", cmd_search, "search your memory and notes")
+    sub.add_argument("query", metavar="QUERY")
+    sub.add_argument("--kind", choices=sorted(_KINDS), default="all", help="default: all")
+    sub.add_argument("-k", type=int, default=10, metavar="N", help="how many (default 10)")
+    sub.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    sub.add_argument("--diverse", action="store_true", help="near-duplicates once")
+    sub.add_argument("--any-status", action="store_true", help="include retracted etc.")
+    sub.add_argument("--json", action="store_true", help="print JSON")
 
     sub = command(commands, "resolve", cmd_resolve, "resolve references (SPEC §2)")
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")

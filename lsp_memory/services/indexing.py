@@ -127,6 +127,7 @@ class SyncReport:
     deleted: int = 0
     seconds: float = 0.0
     docs: list[TextDoc] = field(default_factory=list)  # every document written, for the queue
+    removed: list[str] = field(default_factory=list)  # ids of documents deleted
 
 
 def _chunks(rows: Sequence[int], size: int = _CHUNK) -> Iterator[Sequence[int]]:
@@ -172,7 +173,9 @@ class Indexer:
                 pending: dict[str, set[int]] = {"claim": set(), "context": set(), "entity": set()}
                 for change in changes:
                     if change.record_id is not None:
-                        self.text.delete([f"{change.kind}:{change.record_id}"])
+                        deleted = f"{change.kind}:{change.record_id}"
+                        self.text.delete([deleted])
+                        report.removed.append(deleted)
                         report.deleted += 1
                         pending[change.kind].discard(change.row)
                     else:
@@ -187,6 +190,7 @@ class Indexer:
         report.docs += note_docs
         gone = [f"note:{key}" for key in removed]
         self.text.delete(gone)
+        report.removed += gone
         report.deleted += len(gone)
         self.text.commit({"store_id": store_id, "seq": head})
         self.text.rebuilt = False

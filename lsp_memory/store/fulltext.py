@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 META_FILE = "lsp-memory-index.json"
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
@@ -52,6 +52,7 @@ class TextHit:
     status: str
     confidence: float
     updated: int
+    key: str = ""  # its first key: a friendly id, or a note's path
 
 
 def _schema() -> Any:
@@ -62,8 +63,8 @@ def _schema() -> Any:
     builder.add_text_field("kind", stored=True, tokenizer_name="raw")
     builder.add_text_field("user", stored=True, tokenizer_name="raw")
     builder.add_text_field("status", stored=True, tokenizer_name="raw")
-    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
-    builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("title", stored=True, tokenizer_name="english")
+    builder.add_text_field("body", stored=True, tokenizer_name="english")
     builder.add_text_field("keys", stored=True, tokenizer_name="raw")
     builder.add_text_field("prefix", stored=False, tokenizer_name="edge")
     builder.add_float_field("confidence", stored=True, fast=True)
@@ -77,6 +78,16 @@ def _register(index: Any) -> None:
 
     edge = Tokenizer.ngram(min_gram=1, max_gram=_PREFIX_MAX, prefix_only=True)
     index.register_tokenizer("edge", TextAnalyzerBuilder(edge).filter(Filter.lowercase()).build())
+    # Tantivy's en_stem without stop words: "when did I …" questions matched on "did".
+    english = (
+        TextAnalyzerBuilder(Tokenizer.simple())
+        .filter(Filter.remove_long(40))
+        .filter(Filter.lowercase())
+        .filter(Filter.stopword("english"))
+        .filter(Filter.stemmer("english"))
+        .build()
+    )
+    index.register_tokenizer("english", english)
 
 
 def _prefix_words(doc: TextDoc) -> list[str]:
@@ -211,6 +222,7 @@ class FullTextIndex:
                     status=doc.get_first("status"),
                     confidence=float(doc.get_first("confidence")),
                     updated=int(doc.get_first("updated")),
+                    key=doc.get_first("keys") or "",
                 )
             )
         return found
@@ -256,6 +268,15 @@ class FullTextIndex:
         snippet_query, _ = self._index.parse_query_lenient(" ".join(words), ["body"])
         return self._run(query, self._filters(user, kinds, statuses), k, snippet_query)
 
+    def ids(self, kind: str) -> set[str]:
+        """The ids of every document of ``kind`` (e.g. to find notes gone from a vault)."""
+        from tantivy import Query
+
+        searcher = self._index.searcher()
+        query = Query.term_query(self._schema, "kind", kind)
+        hits = searcher.search(query, max(1, searcher.num_docs), count=False).hits
+        return {searcher.doc(address).get_first("id") for _score, address in hits}
+
     def get(self, ids: Sequence[str]) -> dict[str, TextHit]:
         """Stored fields of the given documents (for scoring dense hits)."""
         from tantivy import Query
@@ -276,6 +297,7 @@ class FullTextIndex:
                 status=doc.get_first("status"),
                 confidence=float(doc.get_first("confidence")),
                 updated=int(doc.get_first("updated")),
+                key=doc.get_first("keys") or "",
             )
         return found
 

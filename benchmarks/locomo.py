@@ -1,0 +1,232 @@
+"""LoCoMo as a memory-retrieval benchmark: BM25, dense and hybrid search over claims.
+
+For each conversation: its observations become claims (speaker → context, session date →
+created_at) imported into a fresh store with the project's own import code, indexed with its
+own indexer (Tantivy + local ONNX embeddings), and queried with every question except the
+adversarial category 5 through its own search service. An observation is relevant to a
+question when its evidence dialogue id is among the question's evidence; questions without a
+relevant observation are not scorable and are left out.
+
+    .venv/bin/python benchmarks/locomo.py --data ../shared/data/locomo/locomo-dev.json --json
+
+prints one JSON object: nDCG@10, Recall@10 and Hit@5 for ``bm25``, ``dense`` and ``hybrid``
+(the product's default fusion), plus, with ``--study``, the same for other fusion settings.
+The data is evaluation-only (CC BY-NC 4.0) and is never copied into the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from lsp_memory.app import App
+from lsp_memory.config import Config
+from lsp_memory.services.interchange import import_records
+from lsp_memory.services.search import HybridSearch, Mode
+
+USER = "locomo"
+K = 10
+_NAMESPACE = uuid.UUID("6f1c7a52-3f0e-4d7e-9d8e-4c0d2b3f5a10")
+
+
+def _date(text: str) -> str | None:
+    """``1:56 pm on 8 May, 2023`` → ISO 8601."""
+    try:
+        moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return None
+    return moment.isoformat()
+
+
+def _slug(name: str) -> str:
+    words = re.findall(r"[a-z0-9]+", name.lower()) or ["speaker"]
+    return "_".join(["speaker", *words])
+
+
+def claims_of(conversation: dict[str, Any]) -> tuple[bytes, dict[str, set[str]]]:
+    """The conversation's observations as interchange lines, and each claim's evidence ids."""
+    talk = conversation["conversation"]
+    sample = str(conversation.get("sample_id", "conv"))
+    lines: list[dict[str, Any]] = []
+    evidence: dict[str, set[str]] = {}
+    speakers: dict[str, str] = {}
+    for key, by_speaker in conversation["observation"].items():
+        session = key.removesuffix("_observation")
+        created = _date(str(talk.get(f"{session}_date_time", "")))
+        for speaker, facts in by_speaker.items():
+            context = speakers.setdefault(speaker, _slug(speaker))
+            for position, fact in enumerate(facts):
+                text, ids = fact[0], fact[1]
+                ids = [ids] if isinstance(ids, str) else list(ids)
+                claim_id = str(uuid.uuid5(_NAMESPACE, f"{sample}:{key}:{speaker}:{position}"))
+                record: dict[str, Any] = {
+                    "kind": "claim",
+                    "claim_id": claim_id,
+                    "statement": str(text),
+                    "contexts": [context],
+                    "meta": {"evidence": ids, "session": session},
+                }
+                if created:
+                    record["created_at"] = created
+                lines.append(record)
+                evidence[f"claim:{claim_id}"] = {str(i) for i in ids}
+    header = [
+        {"kind": "context", "name": name, "friendly_id": fid} for name, fid in speakers.items()
+    ]
+    data = "\n".join(json.dumps(line) for line in [*header, *lines]).encode()
+    return data, evidence
+
+
+def questions_of(
+    conversation: dict[str, Any], evidence: dict[str, set[str]]
+) -> list[tuple[str, set[str]]]:
+    """Scorable questions (category ≠ 5, at least one relevant claim) and their relevant ids."""
+    scorable = []
+    for qa in conversation["qa"]:
+        if qa.get("category") == 5:
+            continue
+        wanted = {str(e) for e in qa.get("evidence", [])}
+        relevant = {doc for doc, ids in evidence.items() if ids & wanted}
+        if relevant:
+            scorable.append((str(qa["question"]), relevant))
+    return scorable
+
+
+def metrics(ranked: Sequence[str], relevant: set[str]) -> dict[str, float]:
+    gains = [1.0 if doc in relevant else 0.0 for doc in ranked[:K]]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), K)))
+    return {
+        "ndcg@10": dcg / ideal,
+        "recall@10": sum(gains) / len(relevant),
+        "hit@5": 1.0 if any(gains[:5]) else 0.0,
+    }
+
+
+Variant = tuple[str, Mode, dict[str, Any]]
+DEFAULT: list[Variant] = [("bm25", "bm25", {}), ("dense", "dense", {}), ("hybrid", "hybrid", {})]
+STUDY: list[Variant] = [
+    *[
+        (f"minmax w{w} pool{pool}", "hybrid", {"fusion": "minmax", "dense_weight": w, "pool": pool})
+        for pool in (50, 100, 200)
+        for w in (0.5, 0.6, 0.7)
+    ],
+    *[
+        (f"zscore w{w} pool100", "hybrid", {"fusion": "zscore", "dense_weight": w, "pool": 100})
+        for w in (0.5, 0.6)
+    ],
+    ("rrf pool100", "hybrid", {"fusion": "rrf", "pool": 100}),
+    ("hybrid, near-duplicates once", "hybrid", {"diverse": True}),
+]
+_ENGINE_OPTIONS = ("fusion", "dense_weight", "pool")
+
+
+def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    conversations = json.loads(data_file.read_text(encoding="utf-8"))
+    variants = DEFAULT + (STUDY if study else [])
+    totals: dict[str, dict[str, float]] = {
+        name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in variants
+    }
+    count = claims = 0
+    index_seconds = 0.0
+    with tempfile.TemporaryDirectory(prefix="lsp-memory-locomo-") as scratch:
+        shared_cache = cache or Path(scratch) / "cache"
+        for number, conversation in enumerate(conversations):
+            data, evidence = claims_of(conversation)
+            config = replace(
+                Config(),
+                store=Path(scratch) / f"store-{number}",
+                cache=shared_cache,
+                user=USER,
+                vaults=(),
+            )
+            app = App(config)
+            try:
+                import_records(app.store, data, user=USER, source=f"conversation {number}")
+                began = time.perf_counter()
+                app.index()
+                index_seconds += time.perf_counter() - began
+                base = app.search
+                for question, relevant in questions_of(conversation, evidence):
+                    for name, mode, options in variants:
+                        engine = base
+                        tuned = {o: options[o] for o in _ENGINE_OPTIONS if o in options}
+                        if tuned:
+                            engine = HybridSearch(base.text, base.vectors, base.embedder, **tuned)
+                        hits = engine.search(
+                            question,
+                            user=USER,
+                            kinds={"claim"},
+                            k=K,
+                            mode=mode,
+                            diverse=options.get("diverse", False),
+                        )
+                        for metric, value in metrics([h.id for h in hits], relevant).items():
+                            totals[name][metric] += value
+                    count += 1
+                claims += len(evidence)
+            finally:
+                app.close()
+    report: dict[str, Any] = {
+        name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
+        for name, scores in totals.items()
+        if name in {"bm25", "dense", "hybrid"}
+    }
+    if study:
+        report["study"] = {
+            name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
+            for name, scores in totals.items()
+        }
+    report.update(
+        {
+            "data": str(data_file),
+            "conversations": len(conversations),
+            "claims": claims,
+            "questions": count,
+            "index_seconds": round(index_seconds, 1),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--study", action="store_true", help="also measure other fusions")
+    parser.add_argument("--cache", type=Path, help="keep embeddings here between runs")
+    args = parser.parse_args(argv)
+    report = run(args.data, args.study, args.cache)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"LoCoMo retrieval: {report['questions']} questions, {report['claims']} claims, "
+        f"{report['conversations']} conversations ({report['seconds']} s)"
+    )
+    rows = report.get("study", {k: report[k] for k in ("bm25", "dense", "hybrid")})
+    for name in ("bm25", "dense", "hybrid", *rows):
+        if name in rows or name in report:
+            scores = rows.get(name) or report[name]
+            print(
+                f"  {name:18} nDCG@10 {scores['ndcg@10']:.3f}  Recall@10 "
+                f"{scores['recall@10']:.3f}  Hit@5 {scores['hit@5']:.3f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

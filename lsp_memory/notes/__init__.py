@@ -1,0 +1,12 @@
+"""Notes: Markdown files in vaults (SPEC §4). Scanning, front matter, ``[[link]]`` resolution.
+
+Pure over files: depends on :mod:`lsp_memory.model` and :mod:`lsp_memory.refs` only (and
+PyYAML for front matter). :func:`parse_note` turns one file's bytes into a
+:class:`~lsp_memory.model.Note`; a :class:`Vault` keeps the notes of one folder current and
+resolves links among them.
+"""
+
+from lsp_memory.notes.parse import MAX_NOTE_BYTES, parse_note
+from lsp_memory.notes.vault import ScanResult, Vault
+
+__all__ = ["MAX_NOTE_BYTES", "ScanResult", "Vault", "parse_note"]

@@ -1,0 +1,203 @@
+"""Hybrid retrieval: BM25 from the full-text index fused with cosine similarity from the
+vector index, with user/kind/status filters, a confidence floor, recency as a signal and,
+on request, near-duplicates kept once.
+
+Fusion was chosen by measurement on LoCoMo (``benchmarks/locomo.py --study``,
+docs/benchmarks.md): per-query min-max normalisation of both scores over the union of the two
+candidate lists (100 from each), then 0.6·cosine + 0.4·BM25. Reciprocal-rank fusion and
+z-scores were measured too. Every hit carries its signals so callers (the context assembler)
+can rank by their own formula.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from lsp_memory.store.fulltext import FullTextIndex, TextHit
+from lsp_memory.store.vectors import TextEmbedder, VectorIndex
+
+Mode = Literal["hybrid", "bm25", "dense"]
+Fusion = Literal["minmax", "rrf", "zscore"]
+
+DENSE_WEIGHT = 0.6
+"""Weight of the normalised cosine in min-max fusion (BM25 gets the rest); see module doc."""
+DUPLICATE_COSINE = 0.8
+"""Hits closer than this to a better hit are near-duplicates, kept once."""
+RECENCY_HALF_LIFE_DAYS = 30.0
+POOL = 100
+"""Candidates taken from each retriever before fusion (at least 5·k)."""
+_RRF_K = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A ranked result with the signals it was ranked by."""
+
+    id: str
+    kind: str
+    key: str  # a friendly id, or a note's vault-relative path
+    title: str
+    snippet: str
+    status: str
+    score: float  # the fused score this search ranked by
+    bm25: float  # raw BM25 (0 when the text index did not return it)
+    similarity: float  # cosine with the query (0 without vectors)
+    confidence: float
+    recency: float  # 1 for now, halving every RECENCY_HALF_LIFE_DAYS
+
+
+def recency(updated: int, now: float) -> float:
+    """An exponential decay of age: 1.0 now, 0.5 after the half-life."""
+    age_days = max(0.0, now - updated) / 86_400
+    return math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def _minmax(values: dict[str, float]) -> dict[str, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high - low < 1e-12:
+        return dict.fromkeys(values, 1.0)
+    return {key: (value - low) / (high - low) for key, value in values.items()}
+
+
+def _zscore(values: dict[str, float]) -> dict[str, float]:
+    if len(values) < 2:
+        return dict.fromkeys(values, 0.0)
+    array = np.fromiter(values.values(), dtype=np.float64)
+    mean, std = float(array.mean()), float(array.std()) or 1.0
+    return {key: (value - mean) / std for key, value in values.items()}
+
+
+class HybridSearch:
+    """Search over one full-text index and (optionally) one vector index.
+
+    Without vectors (no model, or not embedded yet) ``hybrid`` falls back to BM25, so text
+    search keeps working.
+    """
+
+    def __init__(
+        self,
+        text: FullTextIndex,
+        vectors: VectorIndex | None = None,
+        embedder: TextEmbedder | None = None,
+        *,
+        fusion: Fusion = "minmax",
+        dense_weight: float = DENSE_WEIGHT,
+        pool: int = POOL,
+    ) -> None:
+        self.text = text
+        self.vectors = vectors
+        self.embedder = embedder
+        self.fusion = fusion
+        self.dense_weight = dense_weight
+        self.pool = pool
+
+    @property
+    def semantic(self) -> bool:
+        return self.vectors is not None and self.embedder is not None and len(self.vectors) > 0
+
+    def search(
+        self,
+        query: str,
+        *,
+        user: str,
+        kinds: Collection[str] | None = None,
+        statuses: Collection[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+        min_confidence: float = 0.0,
+        diverse: bool = False,
+        now: float | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best records for ``query`` of ``user`` (notes are everyone's).
+
+        ``diverse`` keeps near-duplicates (cosine > 0.8 to a better hit) once: what a context
+        block wants; off by default because a search list should show every match (it costs
+        0.01 nDCG@10 on LoCoMo, whose repeated observations each count as relevant)."""
+        if not query.strip() or k <= 0:
+            return []
+        moment = time.time() if now is None else now
+        pool = max(self.pool, 5 * k)
+        if mode == "dense" and not self.semantic:
+            return []
+        bm25: dict[str, float] = {}
+        fields: dict[str, TextHit] = {}
+        if mode != "dense":
+            for hit in self.text.search(query, user=user, kinds=kinds, statuses=statuses, k=pool):
+                bm25[hit.id] = hit.score
+                fields[hit.id] = hit
+        cosine: dict[str, float] = {}
+        vectors = self.vectors
+        embedder = self.embedder
+        if mode != "bm25" and self.semantic and vectors is not None and embedder is not None:
+            query_vector = embedder.embed([query])[0]
+            for doc_id, score in vectors.search(
+                query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
+            ):
+                cosine[doc_id] = score
+            missing = [doc_id for doc_id in bm25 if doc_id not in cosine]
+            cosine.update(vectors.similarity(missing, query_vector))
+            fields.update(self.text.get([d for d in cosine if d not in fields]))
+        candidates = [d for d in dict.fromkeys([*bm25, *cosine]) if d in fields]
+        scores = self._fuse(mode, bm25, cosine)
+        ranked = sorted(candidates, key=lambda d: (-scores.get(d, 0.0), d))
+        hits: list[Hit] = []
+        kept_vectors: list[np.ndarray] = []
+        near = vectors.vectors(ranked[: pool * 2]) if diverse and vectors is not None else {}
+        for doc_id in ranked:
+            hit = fields[doc_id]
+            if hit.confidence < min_confidence:
+                continue
+            vector = near.get(doc_id)
+            if vector is not None and any(
+                float(np.dot(vector, other)) > DUPLICATE_COSINE for other in kept_vectors
+            ):
+                continue
+            if vector is not None:
+                kept_vectors.append(vector)
+            hits.append(
+                Hit(
+                    id=doc_id,
+                    kind=hit.kind,
+                    key=hit.key,
+                    title=hit.title,
+                    snippet=hit.snippet,
+                    status=hit.status,
+                    score=scores.get(doc_id, 0.0),
+                    bm25=bm25.get(doc_id, 0.0),
+                    similarity=cosine.get(doc_id, 0.0),
+                    confidence=hit.confidence,
+                    recency=recency(hit.updated, moment),
+                )
+            )
+            if len(hits) == k:
+                break
+        return hits
+
+    def _fuse(
+        self, mode: Mode, bm25: dict[str, float], cosine: dict[str, float]
+    ) -> dict[str, float]:
+        if mode == "bm25" or not cosine:
+            return bm25
+        if mode == "dense":
+            return cosine
+        ids = list(dict.fromkeys([*bm25, *cosine]))
+        if self.fusion == "rrf":
+            fused = dict.fromkeys(ids, 0.0)
+            for scores in (bm25, cosine):
+                for rank, doc_id in enumerate(sorted(scores, key=lambda d: -scores[d])):
+                    fused[doc_id] += 1.0 / (_RRF_K + rank + 1)
+            return fused
+        full_bm25 = {d: bm25.get(d, 0.0) for d in ids}
+        full_cos = {d: cosine.get(d, 0.0) for d in ids}
+        norm = _zscore if self.fusion == "zscore" else _minmax
+        text_part, dense_part = norm(full_bm25), norm(full_cos)
+        weight = self.dense_weight
+        return {d: weight * dense_part[d] + (1 - weight) * text_part[d] for d in ids}
