@@ -315,3 +315,62 @@ def test_demo_prompt_resolves(run: Run) -> None:
     assert found["@my_health_goals"]["id"] == "hgoals"
     assert found["@no_such_thing"]["error"].startswith("No memory or context found")
     assert "@not_a_ref" not in found
+
+
+NOTES = ROOT / "tests" / "data" / "notes"
+
+
+def test_index_then_search(run: Run) -> None:
+    assert run("import", str(KB)).returncode == 0
+    indexed = run("--vault", str(NOTES), "index")
+    assert indexed.returncode == 0, indexed.stderr
+    assert indexed.stdout.startswith("rebuilt the search index: ")
+    assert "0 waiting to be embedded" in indexed.stdout
+    found = json.loads(
+        run("search", "which database does Leaf use", "--kind", "claim", "--json").stdout
+    )
+    assert found[0]["ref"] == "#1 @leaf_active_a001"
+    assert {"score", "bm25", "similarity", "confidence", "recency"} <= set(found[0])
+    assert all(hit["status"] in ("active", "contested") for hit in found)
+    notes = json.loads(run("search", "milestones", "--kind", "note", "--json").stdout)
+    assert notes and notes[0]["path"] == "project-plan.md"
+    words = run("search", "PostgreSQL", "--mode", "bm25", "-k", "1")
+    assert words.stdout.startswith(" 1. [claim] #1 @leaf_active_a001")
+    assert run("search", "zzzzqqq", "--mode", "bm25").stdout.strip() == ("no matches for 'zzzzqqq'")
+
+
+def test_search_sees_a_claim_added_by_the_cli_at_once(run: Run) -> None:
+    assert run("import", str(KB)).returncode == 0
+    assert run("index").returncode == 0
+    assert run("claim", "add", "Kombucha brewing on Sundays").returncode == 0
+    found = run("search", "kombucha", "--mode", "bm25", "--json")
+    assert [hit["title"] for hit in json.loads(found.stdout)] == ["Kombucha brewing on Sundays"]
+
+
+def test_a_bad_model_setting_warns_and_text_search_works(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "lsp-memory.toml").write_text('model = "no-such-model"\n', "utf-8")
+    assert run("import", str(KB)).returncode == 0
+    result = run("search", "PostgreSQL", "--kind", "claim", "-k", "1")
+    assert result.returncode == 0
+    assert "warning: model:" in result.stderr and "searching by text only" in result.stderr
+    assert "#1 @leaf_active_a001" in result.stdout
+
+
+def test_index_while_another_process_writes_it(run: Run, tmp_path: Path, store_dir: Path) -> None:
+    from dataclasses import replace
+
+    from lsp_memory.app import App
+    from lsp_memory.config import Config
+
+    assert run("import", str(KB)).returncode == 0
+    assert run("index", "--text-only").returncode == 0
+    holder = App(replace(Config(), store=store_dir, cache=tmp_path / "cache" / "lsp-memory"))
+    try:
+        assert holder.text_index.writable  # this process now holds the writer
+        line = one_error_line(run("index"))
+        assert "another lsp-memory process is writing the index" in line
+        reader = run("search", "PostgreSQL", "--mode", "bm25", "--json")
+        assert reader.returncode == 0 and json.loads(reader.stdout)
+    finally:
+        holder.close()
+    assert run("index").returncode == 0  # handed over once the holder is gone
