@@ -46,7 +46,9 @@ class App:
 
     @cached_property
     def resolver(self) -> Resolver:
-        return Resolver(self.store, self.config.user)
+        for vault in self.vaults:
+            self.warnings += list(vault.scan().warnings)
+        return Resolver(self.store, self.config.user, self.vaults)
 
     # -- derived indexes --------------------------------------------------------------------
 

@@ -304,12 +304,32 @@ def _resolution_json(resolution: Resolution) -> dict[str, Any]:
             "fields": entity.fields,
             "trashed": entity.trashed,
         }
+    note = resolution.note.note if resolution.note is not None else None
+    if note is not None and resolution.note is not None:
+        found["note"] = {
+            "path": note.path,
+            "title": note.title,
+            "vault": note.vault,
+            "heading": resolution.note.heading.text if resolution.note.heading else None,
+            "archived": note.archived,
+            "candidates": [c.path for c in resolution.note.candidates],
+        }
     return found
 
 
 def _print_resolution(resolution: Resolution) -> None:
     if resolution.error:
         print(f"{resolution.ref}  ✗ {resolution.error}")
+        return
+    if resolution.note is not None and resolution.note.note is not None:
+        target = resolution.note
+        note = target.note
+        assert note is not None
+        where = f"#{target.heading.text} (line {target.heading.line + 1})" if target.heading else ""
+        flags = " (archived)" if note.archived else ""
+        if len(target.candidates) > 1:
+            flags += f" (ambiguous: {len(target.candidates)} notes match)"
+        print(f"{resolution.ref}  → note {note.path}{where} {note.title!r}{flags}")
         return
     what = f"{resolution.kind} @{resolution.id}"
     if resolution.kind == "domain":

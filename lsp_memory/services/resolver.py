@@ -1,22 +1,24 @@
 """Reference resolution (SPEC §2): what an ``@id``, ``#N`` or ``@memory:uuid`` names for one
 user, tried in the spec's order, the first hit winning.
 
-Notes (``[[...]]``) are resolved against the vaults, not the store. Until the vault scanner
-exists they are reported as notes that could not be resolved, never silently dropped.
+Notes (``[[...]]``) are resolved against the vaults (SPEC §4), the first vault holding the
+target winning; without vaults a note link is unresolved, never silently dropped.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.ids import name_key
-from lsp_memory.model import Claim, Context, Entity, Reference, RefKind, Tag
+from lsp_memory.model import Claim, Context, Entity, NoteTarget, Reference, RefKind, Tag
+from lsp_memory.notes import Vault
 from lsp_memory.store.sqlite import Store
 
-NOTES_NOT_YET = "note links are not resolved yet: the vault scanner is not built"
+NO_VAULT = "no vault to look in (set `vaults` in lsp-memory.toml or pass --vault DIR)"
 _DOMAIN = re.compile(r"(.+)_domain")
 _BARE_NUMBER = re.compile(r"[0-9]+")
 
@@ -33,6 +35,7 @@ class Resolution:
     context: Context | None = None
     entity: Entity | None = None
     tag: Tag | None = None
+    note: NoteTarget | None = None  # for [[links]]: the note, heading and candidates
     reference: Reference | None = field(default=None, compare=False)
 
     @property
@@ -47,9 +50,10 @@ def not_found(ref: str, target: str) -> Resolution:
 class Resolver:
     """Resolves references for one user against the store."""
 
-    def __init__(self, store: Store, user: str) -> None:
+    def __init__(self, store: Store, user: str, vaults: Sequence[Vault] = ()) -> None:
         self.store = store
         self.user = user
+        self.vaults = vaults
 
     def resolve(self, reference: Reference) -> Resolution:
         """Resolve one parsed reference token."""
@@ -63,6 +67,7 @@ class Resolver:
             found.context,
             found.entity,
             found.tag,
+            found.note,
             reference,
         )
 
@@ -72,7 +77,7 @@ class Resolver:
     def _resolve(self, reference: Reference) -> Resolution:
         text, user, store = reference.text, self.user, self.store
         if reference.kind is RefKind.NOTE:
-            return Resolution(text, "note", reference.target, error=NOTES_NOT_YET)
+            return self._note(reference)
         if reference.kind is RefKind.UUID:
             claim = store.claim_by_uuid(user, reference.target)
             if claim is None:
@@ -110,6 +115,18 @@ class Resolver:
             claims = tuple(store.claims_in_domain(user, domain.group(1)))
             return Resolution(text, "domain", domain.group(1), claims)
         return not_found(text, target)
+
+    def _note(self, reference: Reference) -> Resolution:
+        if not self.vaults:
+            return Resolution(reference.text, "note", reference.target, error=NO_VAULT)
+        missed: NoteTarget | None = None
+        for vault in self.vaults:
+            target = vault.resolve(reference.target, reference.heading)
+            if target.note is not None:
+                return Resolution(reference.text, "note", target.note.path, note=target, error=None)
+            missed = missed or target
+        error = missed.error if missed and missed.error else f"Note not found: {reference.target}"
+        return Resolution(reference.text, "note", None, note=missed, error=error)
 
 
 def parse_argument(text: str) -> Reference:

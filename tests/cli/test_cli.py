@@ -307,7 +307,9 @@ def test_bad_config_setting_warns_and_uses_the_default(run: Run, tmp_path: Path)
 
 def test_demo_prompt_resolves(run: Run) -> None:
     assert run("import", str(DEMO / "memory.jsonl")).returncode == 0
-    result = run("resolve", "--file", str(DEMO / "prompt.md"), "--json")
+    result = run(
+        "--vault", str(DEMO / "vault"), "resolve", "--file", str(DEMO / "prompt.md"), "--json"
+    )
     assert result.returncode == 0, result.stderr
     found = {r["ref"]: r for r in json.loads(result.stdout)}
     assert found["@project_alpha"]["kind"] == "context"
@@ -315,6 +317,9 @@ def test_demo_prompt_resolves(run: Run) -> None:
     assert found["@my_health_goals"]["id"] == "hgoals"
     assert found["@no_such_thing"]["error"].startswith("No memory or context found")
     assert "@not_a_ref" not in found
+    assert found["[[Project Alpha Kickoff]]"]["note"]["path"] == "projects/alpha-kickoff.md"
+    assert found["[[Alice Profile#Working style]]"]["note"]["heading"] == "Working style"
+    assert found["[[Missing Note]]"]["error"] == "Note not found: Missing Note"
 
 
 NOTES = ROOT / "tests" / "data" / "notes"

@@ -130,3 +130,24 @@ def test_resolving_a_document_keeps_document_order(kb: Store) -> None:
 def test_arguments_that_are_not_references(bad: str) -> None:
     with pytest.raises(UnresolvedReference, match="not a reference"):
         parse_argument(bad)
+
+
+def test_note_links_resolve_against_the_vaults(kb: Store) -> None:
+    from pathlib import Path
+
+    from lsp_memory.notes import Vault
+
+    vault = Vault(Path(__file__).parents[1] / "data" / "notes")
+    vault.scan()
+    resolver = Resolver(kb, USER, [vault])
+    text = "See [[Project Plan#Milestones]], [[Nested Note]] and [[Nowhere]]."
+    found = resolver.resolve_all(refs.parse(text, markdown=True).references)
+    assert [(r.kind, r.id, r.error) for r in found] == [
+        ("note", "project-plan.md", None),
+        ("note", "sub/deep-note.md", None),
+        ("note", None, "Note not found: Nowhere"),
+    ]
+    plan = found[0].note
+    assert plan is not None and plan.heading is not None and plan.heading.text == "Milestones"
+    no_vault = Resolver(kb, USER).resolve(refs.parse("[[Project Plan]]").references[0])
+    assert no_vault.error is not None and "no vault" in no_vault.error
