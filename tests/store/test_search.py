@@ -195,3 +195,25 @@ def test_a_bad_model_setting_warns_and_text_search_keeps_working(tmp_path: Path)
         "The Leaf service uses PostgreSQL 16"
     ]
     broken.close()
+
+
+def test_a_damaged_index_folder_is_rebuilt_and_the_store_untouched(app: App) -> None:
+    from tests.conftest import snapshot
+
+    folder = app.text_index.folder
+    app.close()
+    before = snapshot(app.config.store)
+    for file in folder.iterdir():
+        if file.is_file():
+            file.write_bytes(b"\x00garbage")
+    again = make_app(app.config.store.parent)
+    assert again.text_index.rebuilt
+    assert again.vectors is not None
+    counting = CountingEmbedder(again.vectors.embedder)  # type: ignore[arg-type]
+    again.vectors.embedder = counting
+    report = again.index()
+    assert report.text.full and counting.texts == []  # vectors come back from the cache
+    hits = again.search.search("PostgreSQL 16", user=USER, kinds={"claim"}, k=1)
+    assert titles(hits) == ["The Leaf service uses PostgreSQL 16"]
+    again.close()
+    assert snapshot(app.config.store) == before
