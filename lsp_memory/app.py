@@ -36,9 +36,23 @@ class IndexReport:
 class App:
     """Services for one user over one store, each opened on first use."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        vaults: list[Vault] | None = None,
+        text_index: FullTextIndex | None = None,
+    ) -> None:
+        """``vaults`` and ``text_index`` may be shared with another ``App`` of the same
+        process (the language server's request and indexing threads); this one then does not
+        close the index."""
         self.config = config
         self.warnings: list[str] = []
+        self._owns_index = text_index is None
+        if vaults is not None:
+            self.__dict__["vaults"] = vaults
+        if text_index is not None:
+            self.__dict__["text_index"] = text_index
 
     @cached_property
     def store(self) -> Store:
@@ -146,7 +160,7 @@ class App:
         return report
 
     def close(self) -> None:
-        if "text_index" in self.__dict__:
+        if "text_index" in self.__dict__ and self._owns_index:
             self.text_index.close()
         if "store" in self.__dict__:
             self.store.close()

@@ -415,6 +415,13 @@ def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
     return bar, update
 
 
+def cmd_serve(_app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.lsp.server import serve
+
+    serve(args.tcp)
+    return 0
+
+
 def cmd_index(app: App, args: argparse.Namespace) -> int:
     bar, update = _progress_bar()
     with bar:
@@ -565,6 +572,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+
+    sub = command(commands, "serve", cmd_serve, "run the language server (stdio by default)")
+    sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")
 
     sub = command(commands, "index", cmd_index, "(re)build the full-text and vector indexes")
     sub.add_argument("--full", action="store_true", help="rebuild from scratch")

@@ -12,7 +12,7 @@ from bisect import bisect_right
 
 from lsp_memory.model import ParsedDocument, Position, Reference, RefKind, Span
 
-__all__ = ["is_markdown", "parse", "parse_document", "utf16_len"]
+__all__ = ["in_code", "is_markdown", "parse", "parse_document", "utf16_len"]
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -90,6 +90,17 @@ def parse(text: str, *, markdown: bool = False) -> ParsedDocument:
     """
     references = _references(text, _code_regions(text) if markdown else [])
     return ParsedDocument(references=references, clean_text=_clean_text(text, references))
+
+
+def in_code(text: str, offset: int) -> bool:
+    """Whether ``offset`` of Markdown ``text`` falls inside a fenced block or a code span (where
+    nothing is a reference, so nothing is completed)."""
+    size = len(text)
+    # A block left open runs to the end of the text: a cursor there is still inside it.
+    return any(
+        start <= offset < end or (end == size and start <= offset)
+        for start, end in _code_regions(text)
+    )
 
 
 def _references(text: str, code: list[tuple[int, int]]) -> tuple[Reference, ...]:

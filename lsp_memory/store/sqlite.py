@@ -381,6 +381,35 @@ class Store:
                 )
                 _log(db, "claim", row[0])
 
+    @_translated
+    def claims_by_number_prefix(self, user: str, digits: str, limit: int = 50) -> list[Claim]:
+        """Claims whose number starts with ``digits`` (``#4`` → 4, 40–49, 400…), by number."""
+        sql = (
+            _CLAIM_SELECT + "WHERE c.user = ? AND CAST(c.number AS TEXT) LIKE ? "
+            "ORDER BY length(CAST(c.number AS TEXT)), c.number LIMIT ?"
+        )
+        return self._load(sql, (user, f"{digits}%", limit), links=False)
+
+    @_translated
+    def recent_claims(self, user: str, limit: int = 20) -> list[Claim]:
+        """The user's live claims, most recently updated first."""
+        sql = (
+            _CLAIM_SELECT + f"WHERE c.user = ? AND c.status IN {_LIVE} "
+            "ORDER BY c.updated_at DESC, c.number DESC LIMIT ?"
+        )
+        return self._load(sql, (user, limit), links=False)
+
+    @_translated
+    def domains(self, user: str) -> list[tuple[str, int]]:
+        """The user's domains with their count of live claims, most used first."""
+        rows = self._db.execute(
+            "SELECT d.domain, count(*) FROM claim_domains d CROSS JOIN claims c ON c.id = d.claim "
+            f"WHERE c.user = ? AND c.status IN {_LIVE} GROUP BY d.domain "
+            "ORDER BY count(*) DESC, d.domain",
+            (user,),
+        )
+        return [(str(row[0]), int(row[1])) for row in rows]
+
     # -- contexts, tags, entities -----------------------------------------------------------
 
     @_translated

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from lsp_memory.model import Position, Reference, RefKind, Span
-from lsp_memory.refs import is_markdown, parse, parse_document, utf16_len
+from lsp_memory.refs import in_code, is_markdown, parse, parse_document, utf16_len
 
 ID = RefKind.ID
 UUID = RefKind.UUID
@@ -413,3 +413,17 @@ def test_parse_document_uses_the_document_kind() -> None:
 )
 def test_claim_number(text: str, number: int | None) -> None:
     assert only(text).claim_number == number
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "inside"),
+    [
+        ("```\n@leaf", 9, True),  # an open fence runs to the end, cursor included
+        ("```\ncode\n```\n@leaf", 17, False),
+        ("a `code` b", 4, True),
+        ("a `code` b", 8, False),  # right after the closing backtick
+        ("plain @leaf", 11, False),
+    ],
+)
+def test_in_code(text: str, offset: int, inside: bool) -> None:
+    assert in_code(text, offset) is inside

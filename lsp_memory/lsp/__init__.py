@@ -1,0 +1,1 @@
+"""The language server. The only package that imports pygls and lsprotocol."""

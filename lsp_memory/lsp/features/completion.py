@@ -1,0 +1,74 @@
+"""``textDocument/completion`` for ``@``, ``#``, ``[[`` and ``[[Note#``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from lsp_memory import refs
+from lsp_memory.lsp.convert import client_position, offset, open_document
+from lsp_memory.services.completion import Candidate, typed_at
+
+if TYPE_CHECKING:
+    from lsp_memory.lsp.server import MemoryServer
+
+_KINDS = {
+    "claim": types.CompletionItemKind.Text,
+    "context": types.CompletionItemKind.Folder,
+    "entity": types.CompletionItemKind.Class,
+    "tag": types.CompletionItemKind.Keyword,
+    "domain": types.CompletionItemKind.Module,
+    "note": types.CompletionItemKind.File,
+    "heading": types.CompletionItemKind.Reference,
+}
+
+
+def _item(candidate: Candidate, replace: types.Range) -> types.CompletionItem:
+    return types.CompletionItem(
+        label=candidate.label,
+        kind=_KINDS.get(candidate.kind, types.CompletionItemKind.Text),
+        detail=candidate.detail,
+        documentation=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=candidate.documentation
+        ),
+        sort_text=candidate.sort,
+        filter_text=candidate.filter,
+        text_edit=types.TextEdit(range=replace, new_text=candidate.insert),
+        tags=[types.CompletionItemTag.Deprecated] if candidate.inactive else None,
+    )
+
+
+def register(server: MemoryServer) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=["@", "#", "["]),
+    )
+    def completion(ls: MemoryServer, params: types.CompletionParams) -> types.CompletionList | None:
+        session = ls.session
+        if session is None:
+            return None
+        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        if doc is None:
+            return None
+        position = doc.position_from_client_units(params.position)
+        lines = doc.lines
+        if position.line >= len(lines):
+            return None
+        line = lines[position.line].rstrip("\r\n")
+        column = min(position.character, len(line))
+        typed = typed_at(line, column)
+        if typed is None:
+            return None
+        if refs.is_markdown(doc.language_id, doc.uri) and refs.in_code(
+            doc.source, offset(doc, position.line, column)
+        ):
+            return None
+        found, incomplete = session.completer.complete(typed)
+        replace = types.Range(
+            start=client_position(doc, position.line, typed.start),
+            end=client_position(doc, position.line, column),
+        )
+        return types.CompletionList(
+            is_incomplete=incomplete, items=[_item(c, replace) for c in found]
+        )

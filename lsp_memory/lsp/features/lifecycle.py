@@ -1,0 +1,89 @@
+"""Start-up and shutdown: settings from the workspace and the client, workspace folders as
+vaults, and the first index sync in the background with ``$/progress``."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from lsp_memory.lsp.session import Session
+
+if TYPE_CHECKING:
+    from lsp_memory.app import IndexReport
+    from lsp_memory.lsp.server import MemoryServer
+
+
+def _folders(params: types.InitializeParams) -> list[Path]:
+    uris = [f.uri for f in params.workspace_folders or ()]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    paths = [to_fs_path(uri) for uri in uris]
+    return [Path(p) for p in paths if p]
+
+
+def register(server: MemoryServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        ls.session = Session.from_client(
+            options if isinstance(options, dict) else None, _folders(params)
+        )
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: MemoryServer, _params: types.InitializedParams) -> None:
+        session = ls.session
+        if session is None:
+            return
+        for warning in session.warnings:
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+            )
+        loop = asyncio.get_running_loop()
+        token: str | None = None
+        window = ls.client_capabilities.window
+        if window is not None and window.work_done_progress:
+            token = f"lsp-memory-index-{uuid.uuid4().hex[:8]}"
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="lsp-memory: indexing", percentage=0)
+            )
+        stages: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if token is None or stages.get(stage) == done:
+                return
+            stages[stage] = done
+            percent = int(100 * done / total) if total else 100
+            report = types.WorkDoneProgressReport(
+                message=f"{stage} {done}/{total}", percentage=percent
+            )
+            loop.call_soon_threadsafe(ls.work_done_progress.report, token, report)
+
+        def finished(report: IndexReport | None, error: str | None) -> None:
+            loop.call_soon_threadsafe(_finished, ls, token, report, error)
+
+        session.start_indexing(progress, finished)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: MemoryServer, _params: Any) -> None:
+        if ls.session is not None:
+            ls.session.close()
+
+
+def _finished(
+    ls: MemoryServer, token: str | None, report: IndexReport | None, error: str | None
+) -> None:
+    if report is not None:
+        text = report.text
+        message = f"index ready: {text.upserted} written, {text.deleted} removed"
+    else:
+        message = error or "indexing stopped"
+    if token is not None:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+    kind = types.MessageType.Info if error is None else types.MessageType.Error
+    ls.window_log_message(types.LogMessageParams(type=kind, message=f"lsp-memory: {message}"))

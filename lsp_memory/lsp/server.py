@@ -1,0 +1,44 @@
+"""The pygls server: one ``MemoryServer``, its features registered in order, stdio or TCP.
+
+Nothing here writes to stdout: over stdio it is the JSON-RPC channel. Messages go to the
+client (``window/logMessage``, ``window/showMessage``) or to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pygls.lsp.server import LanguageServer
+
+from lsp_memory import __version__
+from lsp_memory.lsp.features import completion, lifecycle
+from lsp_memory.lsp.session import Session
+
+FEATURES = (lifecycle, completion)
+"""Every capability module, registered in this order."""
+
+
+class MemoryServer(LanguageServer):
+    """The lsp-memory language server; ``session`` exists from ``initialize`` on."""
+
+    def __init__(self) -> None:
+        super().__init__(name="lsp-memory", version=__version__)
+        self.session: Session | None = None
+
+
+def build() -> MemoryServer:
+    server = MemoryServer()
+    for feature in FEATURES:
+        feature.register(server)
+    return server
+
+
+def serve(tcp: str | None = None) -> None:
+    """Run until the client exits: over stdio, or ``HOST:PORT`` (one connection)."""
+    logging.basicConfig(level=logging.WARNING, format="lsp-memory: %(message)s")
+    server = build()
+    if tcp is None:
+        server.start_io()
+        return
+    host, _, port = tcp.rpartition(":")
+    server.start_tcp(host or "127.0.0.1", int(port))

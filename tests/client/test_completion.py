@@ -1,0 +1,187 @@
+"""The language server through a real JSON-RPC client (pytest-lsp), with the recorded
+capabilities of VS Code and Neovim 0.7 and 0.11 (which asks for UTF-8 positions)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from lsp_memory.services.interchange import import_records
+from lsp_memory.store.sqlite import open_store
+from tests.conftest import DATA, KB, USER
+
+WORK = Path(tempfile.mkdtemp(prefix="lsp-memory-client-"))
+atexit.register(shutil.rmtree, WORK, True)
+STORE, VAULT = WORK / "store", WORK / "vault"
+ENCODINGS: dict[int, str | None] = {}  # the position encoding each session negotiated
+ENV = {
+    "PATH": os.environ.get("PATH", ""),
+    "HOME": str(WORK / "home"),
+    "XDG_CACHE_HOME": str(WORK / "cache"),
+    "XDG_CONFIG_HOME": str(WORK / "config"),
+    "LSP_MEMORY_STORE": str(STORE),
+    "LSP_MEMORY_USER": USER,
+    "PYTHONPATH": str(Path(__file__).parents[2]),
+}
+
+
+def prepare() -> None:
+    if not STORE.exists():
+        with open_store(STORE) as store:
+            import_records(store, KB.read_bytes(), user=USER, source="kb")
+        shutil.copytree(DATA / "notes", VAULT)
+
+
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
+    params=["visual-studio-code", "neovim@v0.7", "neovim@v0.11"],
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
+    ),
+)
+async def client(
+    request: pytest.FixtureRequest, lsp_client: LanguageClient
+) -> AsyncIterator[LanguageClient]:
+    prepare()
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(request.param),
+            workspace_folders=[types.WorkspaceFolder(uri=VAULT.as_uri(), name="vault")],
+        )
+    )
+    ENCODINGS[id(lsp_client)] = result.capabilities.position_encoding
+    for _ in range(300):  # the first index sync runs in the background
+        if any("index ready" in m.message for m in lsp_client.log_messages):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail(f"no 'index ready' message: {lsp_client.log_messages}")
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def utf8(client: LanguageClient) -> bool:
+    """Whether the server chose UTF-8 positions for this client (Neovim ≥ 0.10 asks)."""
+    return ENCODINGS.get(id(client)) == types.PositionEncodingKind.Utf8
+
+
+async def complete(
+    client: LanguageClient, text: str, name: str = "prompt.md"
+) -> list[types.CompletionItem]:
+    """Open ``text`` (its last line holds the cursor at the end) and complete there."""
+    uri = (WORK / name).as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
+        )
+    )
+    lines = text.split("\n")
+    last = lines[-1]
+    character = len(last.encode("utf-8")) if utf8(client) else len(last.encode("utf-16-le")) // 2
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=len(lines) - 1, character=character),
+        )
+    )
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    if result is None:
+        return []
+    assert isinstance(result, types.CompletionList)
+    return list(result.items)
+
+
+def labels(items: list[types.CompletionItem]) -> list[str]:
+    return [item.label for item in sorted(items, key=lambda i: i.sort_text or i.label)]
+
+
+async def test_at_completes_contexts_claims_and_tags_by_prefix(client: LanguageClient) -> None:
+    items = await complete(client, "Tell me about @leaf")
+    found = labels(items)
+    assert found[0] == "@leaf_active_a001" or found[0] == "@leaf_ctx"
+    assert {"@leaf_ctx", "@leaf_active_a001", "@leaf_contested_a002"} <= set(found)
+    assert not any(label.startswith("@mallory") for label in found)
+    item = next(i for i in items if i.label == "@leaf_ctx")
+    assert isinstance(item.text_edit, types.TextEdit)
+    assert item.text_edit.range.start == types.Position(line=0, character=14)
+    assert item.text_edit.new_text == "@leaf_ctx"
+    retracted = next(i for i in items if i.label == "@leaf_retracted_a003")
+    assert list(retracted.tags or ()) == [types.CompletionItemTag.Deprecated]
+    assert found.index("@leaf_retracted_a003") > found.index("@leaf_contested_a002")
+    assert "@health_tag" in labels(await complete(client, "@heal"))
+    assert "@work_domain" in labels(await complete(client, "@wor"))
+    assert "@hgoals" in labels(await complete(client, "@my_health"))  # by context name
+
+
+async def test_at_finds_claims_by_statement_words(client: LanguageClient) -> None:
+    items = await complete(client, "@notebook")
+    assert "@root_claim_a009" in labels(items)
+    item = next(i for i in items if i.label == "@root_claim_a009")
+    assert item.detail is not None and item.detail.startswith("#9 · preference")
+    assert "tokens" in item.detail
+    assert isinstance(item.documentation, types.MarkupContent)
+    assert "paper notebook" in item.documentation.value
+
+
+async def test_hash_completes_claim_numbers(client: LanguageClient) -> None:
+    found = labels(await complete(client, "see #4"))
+    assert found[:2] == ["#4", "#42"]
+    assert labels(await complete(client, "(#1"))[:3] == ["#1", "#10", "#11"]
+
+
+async def test_brackets_complete_notes_and_headings(client: LanguageClient) -> None:
+    items = await complete(client, "Read [[proj")
+    assert labels(items)[0] == "Project Plan"
+    first = next(i for i in items if i.label == "Project Plan")
+    assert isinstance(first.text_edit, types.TextEdit)
+    assert first.text_edit.new_text == "Project Plan]]"
+    assert first.text_edit.range.start == types.Position(line=0, character=7)
+    assert "Nested Note" not in labels(items)
+    assert "Deep Note" in labels(await complete(client, "[[nest"))  # by alias
+    assert labels(await complete(client, "[[Project Plan#mile")) == ["Milestones"]
+
+
+async def test_nothing_in_code_or_after_a_word(client: LanguageClient) -> None:
+    assert await complete(client, "`@leaf") == []
+    assert await complete(client, "```\n@leaf") == []
+    assert await complete(client, "mail me at someone@leaf") == []
+    assert await complete(client, "issue x#4") == []
+
+
+async def test_positions_after_non_ascii_text(client: LanguageClient) -> None:
+    items = await complete(client, "😀 café @leaf")
+    item = next(i for i in items if i.label == "@leaf_ctx")
+    assert isinstance(item.text_edit, types.TextEdit)
+    expected = len("😀 café ".encode()) if utf8(client) else 8
+    assert item.text_edit.range.start == types.Position(line=0, character=expected)
+
+
+async def test_bad_requests_get_an_error_or_nothing_and_the_server_keeps_serving(
+    client: LanguageClient,
+) -> None:
+    with pytest.raises(Exception, match=r"(?i)method not found|not found"):
+        await client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+            "lspMemory/noSuchMethod", {}
+        )
+    nowhere = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=(WORK / "never-opened.md").as_uri()),
+            position=types.Position(line=999, character=5),
+        )
+    )
+    assert nowhere is None
+    assert "@leaf_ctx" in labels(await complete(client, "@leaf"))
