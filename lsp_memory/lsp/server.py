@@ -11,10 +11,16 @@ import logging
 from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
-from lsp_memory.lsp.features import completion, lifecycle
+from lsp_memory.lsp.features import (
+    completion,
+    lifecycle,
+)
 from lsp_memory.lsp.session import Session
 
-FEATURES = (lifecycle, completion)
+FEATURES = (
+    lifecycle,
+    completion,
+)
 """Every capability module, registered in this order."""
 
 
