@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -124,13 +124,16 @@ class HybridSearch:
         if not query.strip() or k <= 0:
             return []
         moment = time.time() if now is None else now
-        pool = max(self.pool, 5 * k)
+        # BM25 alone ranks by its own order: k candidates suffice; fusion needs a pool.
+        pool = k if mode == "bm25" else max(self.pool, 5 * k)
         if mode == "dense" and not self.semantic:
             return []
         bm25: dict[str, float] = {}
         fields: dict[str, TextHit] = {}
         if mode != "dense":
-            for hit in self.text.search(query, user=user, kinds=kinds, statuses=statuses, k=pool):
+            for hit in self.text.search(
+                query, user=user, kinds=kinds, statuses=statuses, k=pool, snippets=False
+            ):
                 bm25[hit.id] = hit.score
                 fields[hit.id] = hit
         cosine: dict[str, float] = {}
@@ -144,42 +147,47 @@ class HybridSearch:
                 cosine[doc_id] = score
             missing = [doc_id for doc_id in bm25 if doc_id not in cosine]
             cosine.update(vectors.similarity(missing, query_vector))
-            fields.update(self.text.get([d for d in cosine if d not in fields]))
-        candidates = [d for d in dict.fromkeys([*bm25, *cosine]) if d in fields]
         scores = self._fuse(mode, bm25, cosine)
-        ranked = sorted(candidates, key=lambda d: (-scores.get(d, 0.0), d))
+        ranked = sorted(dict.fromkeys([*bm25, *cosine]), key=lambda d: (-scores.get(d, 0.0), d))
+        near = vectors.vectors(ranked[: pool * 2]) if diverse and vectors is not None else {}
         hits: list[Hit] = []
         kept_vectors: list[np.ndarray] = []
-        near = vectors.vectors(ranked[: pool * 2]) if diverse and vectors is not None else {}
-        for doc_id in ranked:
-            hit = fields[doc_id]
-            if hit.confidence < min_confidence:
-                continue
-            vector = near.get(doc_id)
-            if vector is not None and any(
-                float(np.dot(vector, other)) > DUPLICATE_COSINE for other in kept_vectors
-            ):
-                continue
-            if vector is not None:
-                kept_vectors.append(vector)
-            hits.append(
-                Hit(
-                    id=doc_id,
-                    kind=hit.kind,
-                    key=hit.key,
-                    title=hit.title,
-                    snippet=hit.snippet,
-                    status=hit.status,
-                    score=scores.get(doc_id, 0.0),
-                    bm25=bm25.get(doc_id, 0.0),
-                    similarity=cosine.get(doc_id, 0.0),
-                    confidence=hit.confidence,
-                    recency=recency(hit.updated, moment),
+        for start in range(0, len(ranked), 2 * k):
+            # Stored fields only for what may be shown, a batch at a time.
+            batch = ranked[start : start + 2 * k]
+            fields.update(self.text.get([d for d in batch if d not in fields]))
+            for doc_id in batch:
+                hit = fields.get(doc_id)
+                if hit is None or hit.confidence < min_confidence:
+                    continue
+                vector = near.get(doc_id)
+                if vector is not None and any(
+                    float(np.dot(vector, other)) > DUPLICATE_COSINE for other in kept_vectors
+                ):
+                    continue
+                if vector is not None:
+                    kept_vectors.append(vector)
+                hits.append(
+                    Hit(
+                        id=doc_id,
+                        kind=hit.kind,
+                        key=hit.key,
+                        title=hit.title,
+                        snippet="",
+                        status=hit.status,
+                        score=scores.get(doc_id, 0.0),
+                        bm25=bm25.get(doc_id, 0.0),
+                        similarity=cosine.get(doc_id, 0.0),
+                        confidence=hit.confidence,
+                        recency=recency(hit.updated, moment),
+                    )
                 )
-            )
+                if len(hits) == k:
+                    break
             if len(hits) == k:
                 break
-        return hits
+        snippets = self.text.snippets(query, [hit.id for hit in hits])
+        return [replace(hit, snippet=snippets.get(hit.id, "")) for hit in hits]
 
     def _fuse(
         self, mode: Mode, bm25: dict[str, float], cosine: dict[str, float]
