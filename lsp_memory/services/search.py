@@ -131,11 +131,11 @@ class HybridSearch:
         bm25: dict[str, float] = {}
         fields: dict[str, TextHit] = {}
         if mode != "dense":
-            for hit in self.text.search(
+            for found in self.text.search(
                 query, user=user, kinds=kinds, statuses=statuses, k=pool, snippets=False
             ):
-                bm25[hit.id] = hit.score
-                fields[hit.id] = hit
+                bm25[found.id] = found.score
+                fields[found.id] = found
         cosine: dict[str, float] = {}
         vectors = self.vectors
         embedder = self.embedder
