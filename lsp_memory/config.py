@@ -15,11 +15,23 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 CONFIG_NAME = "lsp-memory.toml"
 APP_NAME = "lsp-memory"
 DEFAULT_BUDGET = 1500
+DIAGNOSTIC_SEVERITIES: Mapping[str, str] = MappingProxyType(
+    {
+        "unresolved": "warning",
+        "inactive-claim": "warning",
+        "broken-link": "warning",
+        "ambiguous-link": "information",
+        "archived-note": "hint",
+    }
+)
+"""Every diagnostic kind and its default severity; the ``severities`` setting overrides them."""
+SEVERITY_LEVELS = ("error", "warning", "information", "hint", "off")
 
 
 def default_user() -> str:
@@ -56,6 +68,9 @@ class Config:
     excludes: tuple[str, ...] = ()
     cache: Path = field(default_factory=default_cache)
     busy_timeout_ms: int = 5000  # how long a write waits for another writer
+    # Diagnostic kind → error, warning, information, hint or off (that kind not reported).
+    # Left out of the hash (a mapping has none), so a Config stays hashable.
+    severities: Mapping[str, str] = field(default_factory=lambda: DIAGNOSTIC_SEVERITIES, hash=False)
     source: Path | None = None  # the config file read, if any
 
 
@@ -110,6 +125,23 @@ def _globs(value: object, _base: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _severities(value: object, _base: Path) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise TypeError("expected a table of diagnostic kind = severity")
+    levels = ", ".join(SEVERITY_LEVELS)
+    chosen: dict[str, str] = {}
+    for kind, level in value.items():
+        if kind not in DIAGNOSTIC_SEVERITIES:
+            raise TypeError(
+                f"unknown diagnostic kind {kind!r} (expected {', '.join(DIAGNOSTIC_SEVERITIES)})"
+            )
+        if not isinstance(level, str) or level.strip().lower() not in SEVERITY_LEVELS:
+            raise TypeError(f"{kind}: expected one of {levels}, not {level!r}")
+        chosen[kind] = level.strip().lower()
+    # Kinds left out keep their default, so a table may name just the kinds it changes.
+    return MappingProxyType({**DIAGNOSTIC_SEVERITIES, **chosen})
+
+
 _PARSERS = {
     "store": _path,
     "user": _text,
@@ -119,6 +151,7 @@ _PARSERS = {
     "excludes": _globs,
     "cache": _path,
     "busy_timeout_ms": _milliseconds,
+    "severities": _severities,
 }
 
 

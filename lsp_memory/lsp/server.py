@@ -13,6 +13,9 @@ from pygls.lsp.server import LanguageServer
 from lsp_memory import __version__
 from lsp_memory.lsp.features import (
     completion,
+    definition,
+    diagnostics,
+    hover,
     lifecycle,
 )
 from lsp_memory.lsp.session import Session
@@ -20,6 +23,9 @@ from lsp_memory.lsp.session import Session
 FEATURES = (
     lifecycle,
     completion,
+    hover,
+    definition,
+    diagnostics,
 )
 """Every capability module, registered in this order."""
 

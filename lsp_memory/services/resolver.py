@@ -21,6 +21,7 @@ from lsp_memory.store.sqlite import Store
 NO_VAULT = "no vault to look in (set `vaults` in lsp-memory.toml or pass --vault DIR)"
 _DOMAIN = re.compile(r"(.+)_domain")
 _BARE_NUMBER = re.compile(r"[0-9]+")
+_MAX_NUMBER = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,8 @@ class Resolver:
                 )
             return Resolution(text, "claim", claim.friendly_id, (claim,))
         number = reference.claim_number
+        if number is not None and number > _MAX_NUMBER:
+            return not_found(text, f"claim_{number}")  # SQLite integers stop at 2**63 - 1
         if number is not None:
             # `#N` and `@claim_N` resolve by number only (steps 1 and SPEC §2's last rule).
             claim = store.claim_by_number(user, number)

@@ -151,3 +151,9 @@ def test_note_links_resolve_against_the_vaults(kb: Store) -> None:
     assert plan is not None and plan.heading is not None and plan.heading.text == "Milestones"
     no_vault = Resolver(kb, USER).resolve(refs.parse("[[Project Plan]]").references[0])
     assert no_vault.error is not None and "no vault" in no_vault.error
+
+
+@pytest.mark.parametrize("ref", ["#99999999999999999999999", "@claim_99999999999999999999999"])
+def test_a_number_too_large_for_the_store_is_unresolved(kb: Store, ref: str) -> None:
+    found = Resolver(kb, USER).resolve(parse_argument(ref))
+    assert found.error == "No memory or context found with ID: claim_99999999999999999999999"

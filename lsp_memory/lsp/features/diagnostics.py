@@ -1,0 +1,301 @@
+"""``textDocument/publishDiagnostics`` for the references of open documents, and their quick
+fixes (``textDocument/codeAction``): unresolved references, inactive claims, broken, ambiguous
+and archived ``[[links]]``.
+
+Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
+(each change cancels the pending check, so the latest text wins); closing clears them. Checks
+run on the event loop, where the session's store connection lives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from lsp_memory.lsp.convert import open_document
+from lsp_memory.services import checks
+from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
+
+if TYPE_CHECKING:
+    from lsp_memory.lsp.server import MemoryServer
+    from lsp_memory.lsp.session import Session
+    from lsp_memory.model import Reference
+
+SOURCE = "lsp-memory"
+DEBOUNCE_SECONDS = 0.3
+_READY_POLL_SECONDS = 0.05
+
+_SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+class _Columns:
+    """Client positions of string offsets of one document, for tokens visited in document
+    order: each line's prefix is measured once, not once per token (long non-ASCII lines)."""
+
+    def __init__(self, doc: TextDocument) -> None:
+        self._text = doc.source
+        self._units = doc.position_codec.client_num_units
+        self._line = -1
+        self._offset = 0
+        self._column = 0
+
+    def _count(self, piece: str) -> int:
+        return len(piece) if piece.isascii() else int(self._units(piece))
+
+    def range(self, reference: Reference, start: int, end: int) -> types.Range:
+        """The client range of ``text[start:end]``, inside ``reference`` (one line)."""
+        line, token = reference.span.start.line, reference.offset
+        if line != self._line or token < self._offset:
+            # LSP lines end at "\n", "\r" or "\r\n" only, as in refs (not str.splitlines).
+            text = self._text
+            self._offset = max(text.rfind("\n", 0, token), text.rfind("\r", 0, token)) + 1
+            self._line, self._column = line, 0
+        self._column += self._count(self._text[self._offset : token])
+        self._offset = token
+        base = self._column
+        return types.Range(
+            start=types.Position(line, base + self._count(self._text[token:start])),
+            end=types.Position(line, base + self._count(self._text[token:end])),
+        )
+
+
+def _diagnostic(finding: Finding, columns: _Columns, tags: bool) -> types.Diagnostic:
+    reference = finding.reference
+    return types.Diagnostic(
+        range=columns.range(reference, reference.offset, reference.end),
+        severity=_SEVERITIES[finding.severity],
+        code=finding.kind,
+        source=SOURCE,
+        message=finding.message,
+        tags=[types.DiagnosticTag.Deprecated] if tags and finding.deprecated else None,
+    )
+
+
+def _supports_deprecated(ls: MemoryServer) -> bool:
+    text = ls.client_capabilities.text_document
+    publish = text.publish_diagnostics if text is not None else None
+    support = publish.tag_support if publish is not None else None
+    return support is not None and types.DiagnosticTag.Deprecated in support.value_set
+
+
+def _workspace_edit_capability(ls: MemoryServer) -> types.WorkspaceEditClientCapabilities:
+    workspace = ls.client_capabilities.workspace
+    found = workspace.workspace_edit if workspace is not None else None
+    return found or types.WorkspaceEditClientCapabilities()
+
+
+def _check(ls: MemoryServer, session: Session, doc: TextDocument) -> list[Finding]:
+    def failed(reference: Reference, error: Exception) -> None:
+        _log(ls, f"cannot check {reference.text} in {doc.uri}: {type(error).__name__}: {error}")
+
+    return checks.check(
+        doc.source,
+        session.app.resolver,
+        language_id=doc.language_id,
+        path=doc.uri,
+        severities=session.config.severities,
+        on_error=failed,
+    )
+
+
+def _log(ls: MemoryServer, message: str) -> None:
+    ls.window_log_message(
+        types.LogMessageParams(type=types.MessageType.Error, message=f"lsp-memory: {message}")
+    )
+
+
+def _edit(
+    ls: MemoryServer, doc: TextDocument, fix: Fix, columns: _Columns, reference: Reference
+) -> types.WorkspaceEdit | None:
+    """The workspace edit of ``fix``; None for a new note when the client cannot create
+    files."""
+    capability = _workspace_edit_capability(ls)
+    if isinstance(fix, Replace):
+        edit = types.TextEdit(
+            range=columns.range(reference, fix.start, fix.end), new_text=fix.new_text
+        )
+        if not capability.document_changes:
+            return types.WorkspaceEdit(changes={doc.uri: [edit]})
+        versioned = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=versioned, edits=[edit])]
+        )
+    return _create(fix, capability)
+
+
+def _create(
+    fix: CreateNote, capability: types.WorkspaceEditClientCapabilities
+) -> types.WorkspaceEdit | None:
+    if types.ResourceOperationKind.Create not in (capability.resource_operations or ()):
+        return None
+    uri = fix.path.as_uri()
+    start = types.Position(line=0, character=0)
+    return types.WorkspaceEdit(
+        document_changes=[
+            # Neither overwrite nor ignore: an existing file makes the client refuse the edit
+            # rather than prepend a heading to it.
+            types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False)),
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=[types.TextEdit(range=types.Range(start, start), new_text=fix.content)],
+            ),
+        ]
+    )
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    """Whether two ranges share a position (touching counts: a cursor at a token's end)."""
+    return _key(a.start) <= _key(b.end) and _key(b.start) <= _key(a.end)
+
+
+def _key(position: types.Position) -> tuple[int, int]:
+    return position.line, position.character
+
+
+def _sent(ours: types.Diagnostic, context: types.CodeActionContext) -> types.Diagnostic | None:
+    """The client's copy of ``ours`` among the diagnostics it sent, if any."""
+    for diagnostic in context.diagnostics:
+        if (
+            diagnostic.source == SOURCE
+            and diagnostic.code == ours.code
+            and diagnostic.range == ours.range
+        ):
+            return diagnostic
+    return None
+
+
+def _actions(
+    ls: MemoryServer,
+    doc: TextDocument,
+    findings: list[Finding],
+    params: types.CodeActionParams,
+    preferred: bool,
+) -> list[types.CodeAction]:
+    """The quick fixes of the findings that meet the requested range, each linked to its
+    diagnostic (the client's copy when it sent one)."""
+    columns, tags = _Columns(doc), _supports_deprecated(ls)
+    actions: list[types.CodeAction] = []
+    for finding in findings:
+        if not finding.fixes:
+            continue
+        ours = _diagnostic(finding, columns, tags)
+        if not _overlaps(ours.range, params.range):
+            continue
+        diagnostic = _sent(ours, params.context) or ours
+        for fix in finding.fixes:
+            edit = _edit(ls, doc, fix, columns, finding.reference)
+            if edit is None:
+                continue
+            actions.append(
+                types.CodeAction(
+                    title=fix.title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    edit=edit,
+                    is_preferred=True
+                    if preferred and isinstance(fix, Replace) and fix.preferred
+                    else None,
+                )
+            )
+    return actions
+
+
+def register(server: MemoryServer) -> None:
+    pending: dict[str, asyncio.Task[None]] = {}
+    checked: dict[str, tuple[int | None, list[Finding]]] = {}  # uri → version, findings
+
+    def publish(ls: MemoryServer, session: Session, uri: str) -> None:
+        doc = open_document(ls.workspace.text_documents, uri)
+        if doc is None:
+            return
+        try:
+            findings = _check(ls, session, doc)
+        except Exception as error:  # e.g. the store cannot be opened: no diagnostics
+            _log(ls, f"cannot check {uri}: {type(error).__name__}: {error}")
+            return
+        checked[uri] = (doc.version, findings)
+        columns, tags = _Columns(doc), _supports_deprecated(ls)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                diagnostics=[_diagnostic(f, columns, tags) for f in findings],
+                version=doc.version,
+            )
+        )
+
+    async def later(ls: MemoryServer, uri: str, delay: float) -> None:
+        try:
+            await asyncio.sleep(delay)
+            session = ls.session
+            # Before the first index sync ends the vaults are not scanned yet (every link
+            # would look broken), and the scan is the only writer of the vaults.
+            while session is not None and not session.ready.is_set():
+                await asyncio.sleep(_READY_POLL_SECONDS)
+            if session is not None:
+                publish(ls, session, uri)
+        finally:
+            if pending.get(uri) is asyncio.current_task():
+                del pending[uri]
+
+    def schedule(ls: MemoryServer, uri: str, delay: float) -> None:
+        previous = pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        pending[uri] = asyncio.get_running_loop().create_task(later(ls, uri, delay))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
+        schedule(ls, params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MemoryServer, params: types.DidChangeTextDocumentParams) -> None:
+        schedule(ls, params.text_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: MemoryServer, params: types.DidSaveTextDocumentParams) -> None:
+        schedule(ls, params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MemoryServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        previous = pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        checked.pop(uri, None)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(
+        ls: MemoryServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        session = ls.session
+        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        text = ls.client_capabilities.text_document
+        capability = text.code_action if text is not None else None
+        # Without literal support a client takes only Commands, and these fixes are edits.
+        if capability is None or capability.code_action_literal_support is None:
+            return None
+        only = params.context.only
+        if session is None or doc is None or (only and types.CodeActionKind.QuickFix not in only):
+            return None
+        cached = checked.get(doc.uri)
+        if cached is not None and cached[0] == doc.version:
+            findings = cached[1]
+        elif session.ready.is_set():
+            findings = _check(ls, session, doc)
+        else:
+            return None
+        return _actions(ls, doc, findings, params, bool(capability.is_preferred_support)) or None

@@ -1,0 +1,279 @@
+"""Diagnostics and their quick fixes through a real JSON-RPC client (pytest-lsp), with the
+recorded capabilities of VS Code and Neovim 0.7 and 0.11 (UTF-8 positions): what is published
+on open, change (debounced), save and close, the fixes' edits, and positions after non-ASCII
+text. Ambiguous links need two notes of one title, which the shared fixture vault does not
+have (and the server sees new files only on a rescan): they are tested in
+``tests/store/test_checks.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.client.conftest import VAULT, WORK, utf8
+
+Diagnostics = Sequence[types.Diagnostic]
+
+
+async def wait_for(
+    client: LanguageClient,
+    uri: str,
+    ready: Callable[[Diagnostics], bool] = lambda _: True,
+    timeout: float = 10,
+) -> list[types.Diagnostic]:
+    """The diagnostics published for ``uri`` once ``ready`` holds for them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = client.diagnostics.get(uri)
+        if found is not None and ready(found):
+            return list(found)
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no such diagnostics for {uri}: {client.diagnostics.get(uri)}")
+
+
+def open_text(client: LanguageClient, name: str, text: str, language: str = "markdown") -> str:
+    uri = (WORK / name).as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language, version=1, text=text
+            )
+        )
+    )
+    return uri
+
+
+def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def column(client: LanguageClient, text: str) -> int:
+    """The client's column after ``text`` (bytes for UTF-8 clients, else UTF-16 units)."""
+    return len(text.encode()) if utf8(client) else len(text.encode("utf-16-le")) // 2
+
+
+def at(diagnostics: Diagnostics, line: int, character: int) -> types.Diagnostic:
+    found = [d for d in diagnostics if d.range.start == types.Position(line, character)]
+    assert len(found) == 1, diagnostics
+    return found[0]
+
+
+async def actions(
+    client: LanguageClient, uri: str, diagnostic: types.Diagnostic
+) -> list[types.CodeAction]:
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    found = [a for a in result or () if isinstance(a, types.CodeAction)]
+    assert len(found) == len(result or ())
+    return found
+
+
+def text_edits(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
+    """The edits an action makes to ``uri``, from ``changes`` or ``documentChanges``."""
+    assert action.edit is not None
+    if action.edit.changes is not None:
+        return list(action.edit.changes[uri])
+    return [
+        edit
+        for change in action.edit.document_changes or ()
+        if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri
+        for edit in change.edits
+        if isinstance(edit, types.TextEdit)
+    ]
+
+
+def apply(client: LanguageClient, line: str, edit: types.TextEdit) -> str:
+    """``line`` with ``edit`` (on that line, in the client's units) applied."""
+    encoding = "utf-8" if utf8(client) else "utf-16-le"
+    width = 1 if utf8(client) else 2
+    data = line.encode(encoding)
+    start, end = edit.range.start.character * width, edit.range.end.character * width
+    return (data[:start] + edit.new_text.encode(encoding) + data[end:]).decode(encoding)
+
+
+DOCUMENT = """\
+Ask @no_such_thing about #4 and #5, not #3.
+Read [[Missing Target]] and [[Old Plan]].
+Fine: #1 @leaf_ctx [[Project Plan]] `#6` user@domain.com
+```
+@no_such_code #4 [[Missing Target]]
+```
+"""
+LINES = DOCUMENT.splitlines()
+
+
+async def test_each_kind_is_published_with_its_code_severity_and_range(
+    client: LanguageClient,
+) -> None:
+    uri = open_text(client, "kinds.md", DOCUMENT)
+    found = await wait_for(client, uri)
+    assert {d.source for d in found} == {"lsp-memory"}
+    summary = sorted(
+        (d.range.start.line, d.range.start.character, d.range.end.character, d.code, d.severity)
+        for d in found
+    )
+    warning, hint = types.DiagnosticSeverity.Warning, types.DiagnosticSeverity.Hint
+    assert summary == [
+        (0, 4, 18, "unresolved", warning),
+        (0, 25, 27, "inactive-claim", warning),
+        (0, 32, 34, "inactive-claim", warning),
+        (0, 40, 42, "inactive-claim", warning),
+        (1, 5, 23, "broken-link", warning),
+        (1, 28, 40, "archived-note", hint),
+    ]
+    assert at(found, 0, 4).message == "No memory or context found with ID: no_such_thing"
+    assert at(found, 0, 25).message == (
+        "Claim #4 (@leaf_superseded_a004) is superseded by #1 (@leaf_active_a001)"
+    )
+    assert at(found, 1, 5).message == "Note not found: Missing Target"
+    deprecated = [types.DiagnosticTag.Deprecated]
+    assert [list(d.tags or ()) for d in found if d.code == "inactive-claim"] == [deprecated] * 3
+    assert all(not d.tags for d in found if d.code != "inactive-claim")
+
+
+async def test_inactive_claims_are_fixed_to_their_successor(client: LanguageClient) -> None:
+    uri = open_text(client, "fixes.md", DOCUMENT)
+    found = await wait_for(client, uri)
+    for character, successor in ((25, "#1"), (32, "#7")):
+        diagnostic = at(found, 0, character)
+        (action,) = await actions(client, uri, diagnostic)
+        assert action.title == f"Replace with {successor}"
+        assert action.kind == types.CodeActionKind.QuickFix
+        assert list(action.diagnostics or ()) == [diagnostic]
+        (edit,) = text_edits(action, uri)
+        fixed = apply(client, LINES[0], edit)
+        assert fixed == LINES[0][:character] + successor + LINES[0][character + 2 :]
+    assert await actions(client, uri, at(found, 0, 40)) == []  # #3: retracted, no successor
+    assert await actions(client, uri, at(found, 0, 4)) == []
+
+
+async def test_a_broken_link_offers_to_create_the_note(client: LanguageClient) -> None:
+    uri = open_text(client, "create.md", DOCUMENT)
+    diagnostic = at(await wait_for(client, uri), 1, 5)
+    assert client.capabilities is not None
+    workspace = client.capabilities.workspace
+    capability = workspace.workspace_edit if workspace is not None else None
+    operations = (capability.resource_operations or ()) if capability is not None else ()
+    found = await actions(client, uri, diagnostic)
+    if types.ResourceOperationKind.Create not in operations:
+        assert found == []
+        return
+    (action,) = found
+    assert action.title == "Create note 'Missing Target'"
+    assert list(action.diagnostics or ()) == [diagnostic]
+    assert action.edit is not None
+    create, insert = action.edit.document_changes or ()
+    target = (VAULT / "Missing Target.md").as_uri()
+    assert isinstance(create, types.CreateFile) and create.uri == target
+    assert isinstance(insert, types.TextDocumentEdit) and insert.text_document.uri == target
+    assert [e.new_text for e in insert.edits if isinstance(e, types.TextEdit)] == [
+        "# Missing Target\n"
+    ]
+    assert not (VAULT / "Missing Target.md").exists()  # the client creates it, not the server
+
+
+async def test_no_actions_outside_diagnostics_or_for_other_kinds(client: LanguageClient) -> None:
+    uri = open_text(client, "elsewhere.md", DOCUMENT)
+    await wait_for(client, uri)
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(2, 0), types.Position(2, 5)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not result
+    refactor = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(0, 0), types.Position(1, 0)),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Refactor]),
+        )
+    )
+    assert not refactor
+
+
+async def test_references_in_code_give_nothing_but_other_languages_count(
+    client: LanguageClient,
+) -> None:
+    code = "`see #4` and\n```\n@no_such_thing\n```\n"
+    assert await wait_for(client, open_text(client, "code.md", code)) == []
+    plain = await wait_for(client, open_text(client, "code.txt", code, language="plaintext"))
+    assert sorted(str(d.code) for d in plain) == ["inactive-claim", "unresolved"]
+
+
+async def test_positions_after_non_ascii_text(client: LanguageClient) -> None:
+    line = "😀 café #4 — [[Old Plan|é]]"
+    uri = open_text(client, "wide.md", line)
+    found = await wait_for(client, uri)
+    start = column(client, "😀 café ")
+    claim = at(found, 0, start)
+    assert claim.range.end.character == column(client, "😀 café #4")
+    archived = at(found, 0, column(client, "😀 café #4 — "))
+    assert archived.range.end.character == column(client, line)
+    (action,) = await actions(client, uri, claim)
+    (edit,) = text_edits(action, uri)
+    assert apply(client, line, edit) == "😀 café #1 — [[Old Plan|é]]"
+
+
+async def test_changes_are_debounced_and_the_latest_text_wins(client: LanguageClient) -> None:
+    uri = open_text(client, "typing.md", "nothing yet")
+    assert await wait_for(client, uri) == []
+    seen: set[str] = set()
+    for version, name in enumerate(("first", "second", "third", "last"), start=2):
+        change(client, uri, version, f"@no_such_{name}")
+        # Changes 50 ms apart: well inside the 300 ms debounce, so none but the last is checked.
+        for _ in range(5):
+            seen.update(d.message for d in client.diagnostics.get(uri) or ())
+            await asyncio.sleep(0.01)
+    final = await wait_for(client, uri, lambda found: len(found) == 1)
+    assert final[0].message == "No memory or context found with ID: no_such_last"
+    seen.update(d.message for d in final)
+    assert seen == {"No memory or context found with ID: no_such_last"}
+
+
+async def test_save_checks_again_and_close_clears(client: LanguageClient) -> None:
+    uri = open_text(client, "saved.md", "see #3")
+    assert [d.code for d in await wait_for(client, uri)] == ["inactive-claim"]
+    del client.diagnostics[uri]
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [d.code for d in await wait_for(client, uri)] == ["inactive-claim"]
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert await wait_for(client, uri, lambda found: len(found) == 0) == []
+
+
+async def test_a_reference_that_fails_is_logged_and_the_rest_still_published(
+    client: LanguageClient,
+) -> None:
+    # A claim number too large for SQLite makes the store raise: one reference fails, the
+    # others are still checked. (Should the resolver come to call it unresolved, that is
+    # fine too: the point is that nothing else is lost.)
+    uri = open_text(client, "huge.md", "#99999999999999999999999 and #4 and [[Old Plan]]")
+    found = await wait_for(client, uri)
+    codes = sorted(str(d.code) for d in found)
+    logged = [m.message for m in client.log_messages if "#99999999999999999999999" in m.message]
+    if logged:
+        assert codes == ["archived-note", "inactive-claim"]
+        assert len(logged) == 1 and "cannot check" in logged[0]
+    else:
+        assert codes == ["archived-note", "inactive-claim", "unresolved"]
+    follow_up = open_text(client, "after.md", "@no_such_thing")
+    assert [d.code for d in await wait_for(client, follow_up)] == ["unresolved"]
