@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition
@@ -22,3 +24,29 @@ def client_position(doc: TextDocument, line: int, column: int) -> types.Position
 def offset(doc: TextDocument, line: int, column: int) -> int:
     """The Python string index in the whole document of ``column`` on ``line``."""
     return sum(len(text) for text in doc.lines[:line]) + column
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """A request's position in an open document, in Python string indices."""
+
+    doc: TextDocument
+    line: int
+    column: int
+
+    @property
+    def offset(self) -> int:
+        return offset(self.doc, self.line, self.column)
+
+
+def cursor_at(
+    documents: dict[str, TextDocument], uri: str, position: types.Position
+) -> Cursor | None:
+    """Where a request points, or None for an unopened document or a line past its end."""
+    doc = open_document(documents, uri)
+    if doc is None:
+        return None
+    server = doc.position_from_client_units(position)
+    if server.line >= len(doc.lines):
+        return None
+    return Cursor(doc, server.line, server.character)

@@ -15,6 +15,7 @@ from typing import Any
 from lsp_memory.app import App, IndexReport
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.services.completion import Completer
+from lsp_memory.services.describe import Describer
 
 Progress = Callable[[str, int, int], None]
 
@@ -49,6 +50,11 @@ class Session:
         app = self.app
         text = app.text_index if self.ready.is_set() else None
         return Completer(app.store, text, app.vaults, self.config.user)
+
+    @property
+    def describer(self) -> Describer:
+        app = self.app
+        return Describer(app.store, self.config.user, app.vaults)
 
     def start_indexing(
         self, progress: Progress, done: Callable[[IndexReport | None, str | None], None]

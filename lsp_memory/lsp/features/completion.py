@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from lsp_memory import refs
-from lsp_memory.lsp.convert import client_position, offset, open_document
+from lsp_memory.lsp.convert import client_position, cursor_at, offset
 from lsp_memory.services.completion import Candidate, typed_at
 
 if TYPE_CHECKING:
@@ -46,28 +46,23 @@ def register(server: MemoryServer) -> None:
     )
     def completion(ls: MemoryServer, params: types.CompletionParams) -> types.CompletionList | None:
         session = ls.session
-        if session is None:
+        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        if session is None or at is None:
             return None
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
-        if doc is None:
-            return None
-        position = doc.position_from_client_units(params.position)
-        lines = doc.lines
-        if position.line >= len(lines):
-            return None
-        line = lines[position.line].rstrip("\r\n")
-        column = min(position.character, len(line))
+        doc = at.doc
+        line = doc.lines[at.line].rstrip("\r\n")
+        column = min(at.column, len(line))
         typed = typed_at(line, column)
         if typed is None:
             return None
         if refs.is_markdown(doc.language_id, doc.uri) and refs.in_code(
-            doc.source, offset(doc, position.line, column)
+            doc.source, offset(doc, at.line, column)
         ):
             return None
         found, incomplete = session.completer.complete(typed)
         replace = types.Range(
-            start=client_position(doc, position.line, typed.start),
-            end=client_position(doc, position.line, column),
+            start=client_position(doc, at.line, typed.start),
+            end=client_position(doc, at.line, column),
         )
         return types.CompletionList(
             is_incomplete=incomplete, items=[_item(c, replace) for c in found]

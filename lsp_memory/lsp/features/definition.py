@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_memory.lsp.convert import offset, open_document
-from lsp_memory.services.describe import Describer
+from lsp_memory.lsp.convert import cursor_at
 
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
@@ -23,19 +22,14 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: MemoryServer, params: types.DefinitionParams) -> types.Location | None:
         session = ls.session
-        if session is None:
+        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        if session is None or at is None:
             return None
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
-        if doc is None:
-            return None
-        position = doc.position_from_client_units(params.position)
-        if position.line >= len(doc.lines):
-            return None
-        app = session.app
-        found = Describer(app.store, session.config.user, app.vaults).definition_at(
+        doc = at.doc
+        found = session.describer.definition_at(
             doc.source,
-            offset(doc, position.line, position.character),
-            app.index_folder / PAGES,
+            at.offset,
+            session.app.index_folder / PAGES,
             doc.language_id,
             doc.uri,
         )

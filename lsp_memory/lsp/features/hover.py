@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from lsp_memory.lsp.convert import client_position, offset, open_document
-from lsp_memory.services.describe import Describer
+from lsp_memory.lsp.convert import client_position, cursor_at
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -32,18 +31,11 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: MemoryServer, params: types.HoverParams) -> types.Hover | None:
         session = ls.session
-        if session is None:
+        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        if session is None or at is None:
             return None
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
-        if doc is None:
-            return None
-        position = doc.position_from_client_units(params.position)
-        if position.line >= len(doc.lines):
-            return None
-        app = session.app
-        found = Describer(app.store, session.config.user, app.vaults).hover_at(
-            doc.source, offset(doc, position.line, position.character), doc.language_id, doc.uri
-        )
+        doc = at.doc
+        found = session.describer.hover_at(doc.source, at.offset, doc.language_id, doc.uri)
         if found is None:
             return None
         return types.Hover(
