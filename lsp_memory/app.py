@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
+from lsp_memory.model import Note
 from lsp_memory.notes import Vault
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import Indexer, Progress, SyncReport
@@ -49,6 +50,7 @@ class App:
         self.config = config
         self.warnings: list[str] = []
         self._owns_index = text_index is None
+        self._scanned: set[int] = set()  # vaults (by id) this App has scanned before
         if vaults is not None:
             self.__dict__["vaults"] = vaults
         if text_index is not None:
@@ -127,22 +129,34 @@ class App:
                 f"another lsp-memory process is writing the index in {self.index_folder}; "
                 "it keeps the index up to date (try again when it exits)"
             )
-        notes = []
+        indexer = Indexer(self.store, text)
+        everything = full or indexer.needs_full()
+        notes: list[Note] = []
+        gone: list[str] = []
+        first: list[Vault] = []
         for vault in self.vaults:
             scanned = vault.scan()
             self.warnings += list(scanned.warnings)
-            notes += list(vault.notes.values())
-        # Notes gone from the vaults scanned now; other vaults' notes are left as they are.
-        present = {f"note:{note.key}" for note in notes}
-        scanned_roots = tuple(f"note:{vault.root}::" for vault in self.vaults)
-        gone = [
-            doc_id.removeprefix("note:")
-            for doc_id in text.ids("note") - present
-            if doc_id.startswith(scanned_roots)
-        ]
-        report = IndexReport(
-            Indexer(self.store, text).sync(notes, gone, full=full, progress=progress)
-        )
+            if everything or id(vault) not in self._scanned:
+                first.append(vault)
+                notes += list(vault.notes.values())
+            else:
+                # Later scans report what changed since the one before.
+                current = vault.notes
+                notes += [current[p] for p in (*scanned.added, *scanned.changed) if p in current]
+                gone += [f"{vault.root}::{p}" for p in scanned.removed]
+            self._scanned.add(id(vault))
+        if first:
+            # A vault's first scan in this process cannot tell what was deleted since the
+            # index last saw it: compare with the notes the index holds for that vault.
+            present = {f"note:{note.key}" for note in notes}
+            roots = tuple(f"note:{vault.root}::" for vault in first)
+            gone += [
+                doc_id.removeprefix("note:")
+                for doc_id in text.ids("note") - present
+                if doc_id.startswith(roots)
+            ]
+        report = IndexReport(indexer.sync(notes, gone, full=full, progress=progress))
         side = self.vectors
         if side is not None:
             if report.text.full:

@@ -12,6 +12,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
 from lsp_memory.lsp.features import (
+    commands,
     completion,
     definition,
     diagnostics,
@@ -26,6 +27,7 @@ FEATURES = (
     hover,
     definition,
     diagnostics,
+    commands,
 )
 """Every capability module, registered in this order."""
 

@@ -16,8 +16,12 @@ from lsp_memory.app import App, IndexReport
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
+from lsp_memory.services.embedding import VectorSide
+from lsp_memory.services.search import HybridSearch
 
 Progress = Callable[[str, int, int], None]
+SYNC_SECONDS = 2.0
+"""How often the indexing thread looks for changes nobody told it about (the CLI's writes)."""
 
 
 class Session:
@@ -29,7 +33,11 @@ class Session:
         self.app = App(config)
         self.ready = threading.Event()  # set once the first index sync has finished
         self.index_error: str | None = None
+        self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
         self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.vectors: VectorSide | None = None  # the indexing thread's, once loaded
 
     @classmethod
     def from_client(cls, options: Mapping[str, Any] | None, folders: Sequence[Path]) -> Session:
@@ -52,6 +60,14 @@ class Session:
         return Completer(app.store, text, app.vaults, self.config.user)
 
     @property
+    def search(self) -> HybridSearch:
+        """Hybrid search over the shared indexes (text only until vectors are loaded)."""
+        side = self.vectors
+        if side is None:
+            return HybridSearch(self.app.text_index)
+        return HybridSearch(self.app.text_index, side.index, side.embedder)
+
+    @property
     def describer(self) -> Describer:
         app = self.app
         return Describer(app.store, self.config.user, app.vaults)
@@ -59,28 +75,61 @@ class Session:
     def start_indexing(
         self, progress: Progress, done: Callable[[IndexReport | None, str | None], None]
     ) -> None:
-        """Sync the indexes with the store and the vaults on a background thread; requests
-        are answered meanwhile (from the store and the vaults, and the index once ready)."""
+        """Keep the indexes in step on a background thread: a first sync (reported through
+        ``progress`` and ``done``), then, every ``SYNC_SECONDS`` or when ``poke``d, another
+        sync (the store's change log — writes by the CLI or another server — and the vaults'
+        changed files), and in between the embedding queue, a batch at a time, yielding to
+        new work. Requests are answered meanwhile."""
         text = self.app.text_index  # opened here, shared with the indexing thread
         vaults = self.app.vaults
 
         def run() -> None:
             worker = App(self.config, vaults=vaults, text_index=text)
             try:
-                report = worker.index(embed=False, progress=progress)
-            except Exception as error:
-                self.index_error = f"indexing failed: {error}"
-                done(None, self.index_error)
-            else:
-                done(report, None)
+                try:
+                    report = worker.index(embed=False, progress=progress)
+                except Exception as error:
+                    self.index_error = f"indexing failed: {error}"
+                    done(None, self.index_error)
+                else:
+                    done(report, None)
+                finally:
+                    self.ready.set()
+                self._follow(worker)
             finally:
-                self.ready.set()
                 worker.close()
 
         self._thread = threading.Thread(target=run, name="lsp-memory-index", daemon=True)
         self._thread.start()
 
+    def _follow(self, worker: App) -> None:
+        """The indexing thread's loop after the first sync, until ``close``."""
+        while not self._stop.is_set():
+            try:
+                if worker.text_index.writable:
+                    worker.index(embed=False)
+                elif worker.text_index.try_write():
+                    continue  # took the writer over from another process: sync at once
+                else:
+                    worker.text_index.reload()  # another process writes; see its commits
+                side = worker.vectors if worker.text_index.writable else None
+                self.vectors = side  # requests search with it; one model per process
+                if side is not None:
+                    side.drain(stop=lambda: self._wake.is_set() or self._stop.is_set())
+            except Exception as error:
+                self.index_error = f"index sync failed: {error}"
+                if self.on_error is not None:
+                    self.on_error(self.index_error)
+            self._wake.wait(timeout=SYNC_SECONDS)
+            self._wake.clear()
+
+    def poke(self) -> None:
+        """Ask the indexing thread to sync now (a file changed, a claim was added)."""
+        self._wake.set()
+
     def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
         self.app.close()

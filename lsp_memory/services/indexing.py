@@ -157,7 +157,7 @@ class Indexer:
         meta = self.text.meta
         store_id = self.store.store_id()
         head = self.store.last_change()
-        full = full or self.text.rebuilt or meta.get("store_id") != store_id
+        full = full or self.needs_full()
         report = SyncReport(full=full)
         if full:
             self.text.delete_all()
@@ -192,10 +192,16 @@ class Indexer:
         self.text.delete(gone)
         report.removed += gone
         report.deleted += len(gone)
-        self.text.commit({"store_id": store_id, "seq": head})
+        if full or report.upserted or report.deleted or head != meta.get("seq"):
+            # A commit writes files; a round that found nothing to do skips it.
+            self.text.commit({"store_id": store_id, "seq": head})
         self.text.rebuilt = False
         report.seconds = time.perf_counter() - started
         return report
+
+    def needs_full(self) -> bool:
+        """Whether the index must be built from scratch: new, rebuilt, or of another store."""
+        return self.text.rebuilt or self.text.meta.get("store_id") != self.store.store_id()
 
     def _write(self, kind: str, rows: Sequence[int], report: SyncReport) -> None:
         docs: list[TextDoc]

@@ -67,12 +67,52 @@ def register(server: MemoryServer) -> None:
         def finished(report: IndexReport | None, error: str | None) -> None:
             loop.call_soon_threadsafe(_finished, ls, token, report, error)
 
+        def failed(message: str) -> None:
+            params = types.LogMessageParams(type=types.MessageType.Error, message=message)
+            loop.call_soon_threadsafe(ls.window_log_message, params)
+
+        session.on_error = failed
         session.start_indexing(progress, finished)
+        await _watch_notes(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def files_changed(ls: MemoryServer, _params: types.DidChangeWatchedFilesParams) -> None:
+        # The indexing thread rescans: stat-based, it finds what changed by itself.
+        if ls.session is not None:
+            ls.session.poke()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemoryServer, _params: Any) -> None:
         if ls.session is not None:
             ls.session.close()
+
+
+async def _watch_notes(ls: MemoryServer) -> None:
+    """Ask the client to report changes to Markdown files, where it can register watchers
+    dynamically; otherwise the indexing thread's periodic rescan finds them."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern="**/*.{md,markdown}")]
+    )
+    registration = types.Registration(
+        id="lsp-memory-notes",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except Exception as error:
+        ls.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Warning,
+                message=f"lsp-memory: file watching unavailable ({error}); rescanning instead",
+            )
+        )
 
 
 def _finished(

@@ -1,0 +1,135 @@
+"""Commands, and the indexing thread following changes: a claim added through the server or
+by the CLI in another process becomes searchable and completable; the embedding queue is
+drained in the background; bad command arguments get an error and the server keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.client.conftest import ENV, WORK
+
+
+async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+
+
+async def completes(client: LanguageClient, typed: str) -> list[str]:
+    uri = (WORK / "sync.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=typed
+            )
+        )
+    )
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=len(typed)),
+        )
+    )
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert result is None or isinstance(result, types.CompletionList)
+    return [item.label for item in result.items] if result else []
+
+
+async def eventually(check: Any, seconds: float = 20.0) -> None:
+    for _ in range(int(seconds / 0.1)):
+        if await check():
+            return
+        await asyncio.sleep(0.1)
+    pytest.fail("the condition never held")
+
+
+async def test_search_command(client: LanguageClient) -> None:
+    hits = await command(client, "lspMemory.search", "PostgreSQL", "claim", 5)
+    assert hits and hits[0]["kind"] == "claim" and "PostgreSQL" in hits[0]["title"]
+    assert all(hit["status"] in ("active", "contested") for hit in hits)
+    notes = await command(client, "lspMemory.search", "milestones", "note")
+    assert notes[0]["reference"] == "[[Project Plan]]"
+
+
+async def test_a_claim_added_through_the_server_is_completable(client: LanguageClient) -> None:
+    added = await command(client, "lspMemory.addClaim", "Kombucha brewing on Sundays", "preference")
+    assert added["reference"].startswith("@kombucha_brewing_sundays_")
+
+    async def found() -> bool:
+        return added["reference"] in await completes(client, "@kombucha")
+
+    await eventually(found)
+
+
+async def test_a_claim_added_by_the_cli_in_another_process_is_picked_up(
+    client: LanguageClient,
+) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "lsp_memory", "claim", "add", "Sourdough starter named Bob"],
+        env=ENV,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+    async def found() -> bool:
+        hits = await command(client, "lspMemory.search", "sourdough", "claim", 3)
+        return bool(hits) and hits[0]["title"] == "Sourdough starter named Bob"
+
+    await eventually(found)
+
+
+async def test_embeddings_are_drained_in_the_background(client: LanguageClient) -> None:
+    async def semantic() -> bool:
+        hits = await command(client, "lspMemory.search", "which database", "claim", 3)
+        return any(hit["similarity"] > 0 for hit in hits)
+
+    await eventually(semantic, seconds=60)
+
+
+async def test_build_context_resolves_the_documents_references(client: LanguageClient) -> None:
+    uri = (WORK / "ctx.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri,
+                language_id="markdown",
+                version=1,
+                text="Plan with @leaf_ctx and #42, see [[Project Plan]] and @nope.",
+            )
+        )
+    )
+    result = await command(client, "lspMemory.buildContext", uri)
+    refs = {r["ref"]: r for r in result["references"]}
+    assert [c["claim_number"] for c in refs["@leaf_ctx"]["claims"]] == [2, 7, 1]
+    assert refs["#42"]["id"] == "prefer_morning_a3f2"
+    assert refs["[[Project Plan]]"]["id"] == "project-plan.md"
+    assert refs["@nope"]["resolved"] is False
+    assert result["clean_text"] == "Plan with and , see and ."
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("lspMemory.search", []),
+        ("lspMemory.search", ["x", "everything"]),
+        ("lspMemory.addClaim", ["   "]),
+        ("lspMemory.buildContext", ["file:///not/open.md"]),
+        ("lspMemory.noSuchCommand", []),
+    ],
+)
+async def test_bad_commands_get_an_error_and_the_server_keeps_serving(
+    client: LanguageClient, name: str, arguments: list[Any]
+) -> None:
+    with pytest.raises(Exception):  # noqa: B017 — any JSON-RPC error response
+        await command(client, name, *arguments)
+    assert await command(client, "lspMemory.reindex") == {"status": "started"}
