@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition
+
+if TYPE_CHECKING:
+    from lsp_memory.model import Reference
 
 
 def open_document(documents: dict[str, TextDocument], uri: str) -> TextDocument | None:
@@ -50,3 +54,14 @@ def cursor_at(
     if server.line >= len(doc.lines):
         return None
     return Cursor(doc, server.line, server.character)
+
+
+def token_range(doc: TextDocument, reference: Reference) -> types.Range:
+    """A reference's range in client units, from its string offsets (a token never spans
+    lines)."""
+    start = doc.server_position_at_offset(reference.offset)
+    end = start.character + reference.end - reference.offset
+    return types.Range(
+        start=client_position(doc, start.line, start.character),
+        end=client_position(doc, start.line, end),
+    )

@@ -16,7 +16,9 @@ from lsp_memory.lsp.features import (
     completion,
     definition,
     diagnostics,
+    document_links,
     hover,
+    inlay_hints,
     lifecycle,
 )
 from lsp_memory.lsp.session import Session
@@ -28,6 +30,8 @@ FEATURES = (
     definition,
     diagnostics,
     commands,
+    document_links,
+    inlay_hints,
 )
 """Every capability module, registered in this order."""
 

@@ -7,24 +7,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from lsp_memory.lsp.convert import client_position, cursor_at
+from lsp_memory.lsp.convert import cursor_at, token_range
 
 if TYPE_CHECKING:
-    from pygls.workspace import TextDocument
-
     from lsp_memory.lsp.server import MemoryServer
-    from lsp_memory.model import Reference
-
-
-def _token_range(doc: TextDocument, reference: Reference) -> types.Range:
-    """The reference's range in client units, from its string offsets (a token never spans
-    lines)."""
-    start = doc.server_position_at_offset(reference.offset)
-    end = start.character + reference.end - reference.offset
-    return types.Range(
-        start=client_position(doc, start.line, start.character),
-        end=client_position(doc, start.line, end),
-    )
 
 
 def register(server: MemoryServer) -> None:
@@ -40,5 +26,5 @@ def register(server: MemoryServer) -> None:
             return None
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
-            range=_token_range(doc, found.reference),
+            range=token_range(doc, found.reference),
         )

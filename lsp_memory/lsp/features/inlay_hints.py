@@ -1,0 +1,38 @@
+"""``textDocument/inlayHint``: after ``#N`` and ``@claim_N``, the claim's statement, cut short
+(and its status when not active)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from lsp_memory.lsp.convert import open_document, token_range
+from lsp_memory.services.annotate import Annotator
+
+if TYPE_CHECKING:
+    from lsp_memory.lsp.server import MemoryServer
+
+
+def register(server: MemoryServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    def hints(ls: MemoryServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        if ls.session is None or doc is None:
+            return []
+        annotator = Annotator(ls.session.describer.resolver)
+        lines = (params.range.start.line, params.range.end.line)
+        text_document = ls.client_capabilities.text_document
+        support = text_document.inlay_hint if text_document is not None else None
+        resolvable = support.resolve_support if support is not None else None
+        # The full statement as a tooltip only where the client says it takes one.
+        tooltips = bool(resolvable and "tooltip" in resolvable.properties)
+        return [
+            types.InlayHint(
+                position=token_range(doc, hint.reference).end,
+                label=hint.label,
+                padding_left=True,
+                tooltip=hint.tooltip if tooltips else None,
+            )
+            for hint in annotator.hints(doc.source, doc.language_id, doc.uri, lines)
+        ]
