@@ -17,6 +17,7 @@ from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.embedding import VectorSide
+from lsp_memory.services.resolver import Resolver
 from lsp_memory.services.search import HybridSearch
 
 Progress = Callable[[str, int, int], None]
@@ -66,6 +67,13 @@ class Session:
         if side is None:
             return HybridSearch(self.app.text_index)
         return HybridSearch(self.app.text_index, side.index, side.embedder)
+
+    @property
+    def resolver(self) -> Resolver:
+        """A resolver for requests. Not ``App.resolver``: that one scans the vaults first,
+        and here only the indexing thread scans them (a vault has one writer)."""
+        app = self.app
+        return Resolver(app.store, self.config.user, app.vaults)
 
     @property
     def describer(self) -> Describer:

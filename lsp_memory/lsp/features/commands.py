@@ -103,7 +103,7 @@ def register(server: MemoryServer) -> None:
         if doc is None:
             raise UserError(f"{uri} is not open")
         parsed = refs.parse_document(doc.source, doc.language_id, doc.uri)
-        resolutions = session.describer.resolver.resolve_all(parsed.references)
+        resolutions = session.resolver.resolve_all(parsed.references)
         return {
             "references": [
                 {

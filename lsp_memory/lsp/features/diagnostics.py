@@ -98,7 +98,7 @@ def _check(ls: MemoryServer, session: Session, doc: TextDocument) -> list[Findin
 
     return checks.check(
         doc.source,
-        session.app.resolver,
+        session.resolver,
         language_id=doc.language_id,
         path=doc.uri,
         severities=session.config.severities,

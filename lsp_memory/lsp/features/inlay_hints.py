@@ -20,7 +20,7 @@ def register(server: MemoryServer) -> None:
         doc = open_document(ls.workspace.text_documents, params.text_document.uri)
         if ls.session is None or doc is None:
             return []
-        annotator = Annotator(ls.session.describer.resolver)
+        annotator = Annotator(ls.session.resolver)
         lines = (params.range.start.line, params.range.end.line)
         text_document = ls.client_capabilities.text_document
         support = text_document.inlay_hint if text_document is not None else None
