@@ -17,13 +17,14 @@ them into diagnostics and quick fixes. Kinds and their default severities are
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsp_memory import refs
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Note, Reference, RefKind
+from lsp_memory.notes import Vault
 from lsp_memory.services.resolver import Resolution, Resolver
 
 UNRESOLVED = "unresolved"
@@ -291,3 +292,17 @@ def _links_to(target: str, note: Note, resolver: Resolver) -> bool:
         and found.note.key == note.key
         and len(found.candidates) == 1
     )
+
+
+def note_warnings(path: Path, vaults: Sequence[Vault]) -> tuple[str, ...]:
+    """What went wrong reading the note at ``path`` as the vault last saw it (broken front
+    matter, bytes that are not UTF-8): the note is still indexed, and the editor says why it
+    may not look as its author meant."""
+    for vault in vaults:
+        try:
+            relative = path.resolve().relative_to(vault.root)
+        except ValueError:
+            continue
+        note = vault.notes.get(relative.as_posix())
+        return note.warnings if note is not None else ()
+    return ()

@@ -10,9 +10,11 @@ run on the event loop, where the session's store connection lives.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.convert import open_document
@@ -104,6 +106,25 @@ def _check(ls: MemoryServer, session: Session, doc: TextDocument) -> list[Findin
         severities=session.config.severities,
         on_error=failed,
     )
+
+
+def _note_problems(session: Session, uri: str) -> list[types.Diagnostic]:
+    """A note that could not be read as written (broken front matter, not UTF-8): one
+    warning at its top. The note is still indexed."""
+    path = to_fs_path(uri)
+    if not path:
+        return []
+    start = types.Position(line=0, character=0)
+    return [
+        types.Diagnostic(
+            range=types.Range(start=start, end=start),
+            message=message,
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code="note-unreadable",
+        )
+        for message in checks.note_warnings(Path(path), session.app.vaults)
+    ]
 
 
 def _log(ls: MemoryServer, message: str) -> None:
@@ -223,12 +244,10 @@ def register(server: MemoryServer) -> None:
             return
         checked[uri] = (doc.version, findings)
         columns, tags = _Columns(doc), _supports_deprecated(ls)
+        diagnostics = [_diagnostic(f, columns, tags) for f in findings]
+        diagnostics += _note_problems(session, uri)
         ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri,
-                diagnostics=[_diagnostic(f, columns, tags) for f in findings],
-                version=doc.version,
-            )
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
 
     async def later(ls: MemoryServer, uri: str, delay: float) -> None:

@@ -1,0 +1,59 @@
+"""A note that cannot be read as written gets a diagnostic, is still indexed, and the server
+keeps serving; a note created while the server runs is picked up by its rescans."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.client.conftest import VAULT
+
+BROKEN = "---\ntitle: [unclosed\n---\n# Broken Front Matter\n\nStill see #4 here.\n"
+
+
+async def test_broken_front_matter_is_a_diagnostic_and_the_note_still_indexed(
+    client: LanguageClient,
+) -> None:
+    note = VAULT / "broken-front-matter.md"
+    note.write_text(BROKEN, encoding="utf-8")
+    try:
+        uri = note.as_uri()
+        for _ in range(100):  # the indexing thread rescans every 2 seconds
+            result = await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="lspMemory.search", arguments=["Broken Front Matter", "note", 5]
+                )
+            )
+            found: list[dict[str, Any]] = result or []
+            if any(hit["title"] == "Broken Front Matter" for hit in found):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("the new note was never indexed")
+        # Indexed although its front matter is broken, titled from its first heading.
+        assert found[0]["title"] == "Broken Front Matter"
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=1, text=BROKEN
+                )
+            )
+        )
+        for _ in range(100):
+            if client.diagnostics.get(uri):
+                break
+            await asyncio.sleep(0.05)
+        codes = {d.code: d for d in client.diagnostics.get(uri, [])}
+        assert "note-unreadable" in codes and "inactive-claim" in codes
+        problem = codes["note-unreadable"]
+        assert "front matter" in problem.message
+        assert problem.range.start == types.Position(line=0, character=0)
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+    finally:
+        note.unlink(missing_ok=True)
