@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from lsp_memory.ids import name_key
-from lsp_memory.model import Claim, Note
+from lsp_memory.model import LIVE_STATUSES, Claim, Note
 from lsp_memory.notes import Vault
 from lsp_memory.store.fulltext import FullTextIndex
 from lsp_memory.store.sqlite import Store
 
 LIMIT = 50
-_LIVE = ("active", "contested")
+_LIVE = tuple(status.value for status in LIVE_STATUSES)
 _OPENERS = " \t([{\"'"
 _MEMORY = re.compile(r"@([A-Za-z0-9_:-]*)$")
 _NUMBER = re.compile(r"#([0-9]*)$")
@@ -168,7 +168,7 @@ class Completer:
                         filter=f"@{tag.friendly_id} {tag.name}",
                     )
                 )
-        for domain, count in self.store.domains(user):
+        for domain in self.store.domains(user):
             label = f"@{domain}_domain"
             if label[1:].startswith(low):
                 add(
@@ -176,7 +176,7 @@ class Completer:
                         label=label,
                         kind="domain",
                         insert=label,
-                        detail=f"domain · {count} claims",
+                        detail="domain",
                         documentation=f"Every live claim in the **{domain}** domain.",
                         sort=_sort(True, False, "domain", label),
                         filter=label,

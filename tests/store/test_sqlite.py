@@ -216,3 +216,14 @@ def test_group_queries_start_from_their_hits(kb: Store) -> None:
     plan = [row[3] for row in kb._db.execute("EXPLAIN QUERY PLAN " + traced[0])]
     assert not any("claims_user_updated" in step for step in plan), plan
     assert any(step.startswith("SCAN hits") for step in plan), plan
+
+
+def test_domains_of_live_claims_per_user(kb: Store) -> None:
+    add_record(
+        kb,
+        {"kind": "claim", "statement": "hidden", "context_domain": "secret", "status": "retracted"},
+        user=USER,
+    )
+    assert kb.domains(USER) == ["health", "personal", "work"]
+    assert kb.domains("mallory") == ["health", "work"]
+    assert kb.domains("nobody") == []
