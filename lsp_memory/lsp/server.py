@@ -20,6 +20,7 @@ from lsp_memory.lsp.features import (
     hover,
     inlay_hints,
     lifecycle,
+    symbols,
 )
 from lsp_memory.lsp.session import Session
 
@@ -32,6 +33,7 @@ FEATURES = (
     commands,
     document_links,
     inlay_hints,
+    symbols,
 )
 """Every capability module, registered in this order."""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_memory import refs
+from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import (
     Claim,
     ClaimStatus,
@@ -34,7 +35,7 @@ from lsp_memory.model import (
 )
 from lsp_memory.notes import Vault
 from lsp_memory.services.completion import approx_tokens
-from lsp_memory.services.resolver import Resolution, Resolver
+from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.store.sqlite import MAX_TREE_DEPTH, Store
 
 __all__ = [
@@ -187,6 +188,19 @@ class Describer:
             return Destination(Path(target.note.vault) / target.note.path, line)
         page = self.page(resolution)
         return None if page is None else Destination(write_page(pages, page))
+
+    def page_of(self, kind: str, key: str, pages: Path) -> Path | None:
+        """The page of the ``kind`` record with friendly id ``key`` (a search hit), written
+        under ``pages`` when it changed; None when no such record resolves any more."""
+        try:
+            reference = parse_argument(f"@{key}")
+        except UnresolvedReference:
+            return None
+        resolution = self.resolver.resolve(reference)
+        if resolution.kind != kind:
+            return None
+        page = self.page(resolution)
+        return None if page is None else write_page(pages, page)
 
     def hover(self, resolution: Resolution) -> str:
         """Compact Markdown for an editor popup."""

@@ -53,10 +53,18 @@ def prepare() -> None:
 async def client(
     request: pytest.FixtureRequest, lsp_client: LanguageClient
 ) -> AsyncIterator[LanguageClient]:
+    await ready(lsp_client, client_capabilities(request.param))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def ready(lsp_client: LanguageClient, capabilities: types.ClientCapabilities) -> None:
+    """Initialize a session over the shared store and vault and wait for the first index
+    sync."""
     prepare()
     result = await lsp_client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(request.param),
+            capabilities=capabilities,
             workspace_folders=[types.WorkspaceFolder(uri=VAULT.as_uri(), name="vault")],
         )
     )
@@ -67,8 +75,6 @@ async def client(
         await asyncio.sleep(0.05)
     else:
         pytest.fail(f"no 'index ready' message: {lsp_client.log_messages}")
-    yield lsp_client
-    await lsp_client.shutdown_session()
 
 
 def utf8(client: LanguageClient) -> bool:
