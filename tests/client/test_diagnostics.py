@@ -189,22 +189,23 @@ async def test_a_broken_link_offers_to_create_the_note(client: LanguageClient) -
 async def test_no_actions_outside_diagnostics_or_for_other_kinds(client: LanguageClient) -> None:
     uri = open_text(client, "elsewhere.md", DOCUMENT)
     await wait_for(client, uri)
+    cursor = types.Position(2, 3)
     result = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(types.Position(2, 0), types.Position(2, 5)),
+            range=types.Range(cursor, cursor),
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
     assert not result
-    refactor = await client.text_document_code_action_async(
+    source = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=types.Range(types.Position(0, 0), types.Position(1, 0)),
-            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Refactor]),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Source]),
         )
     )
-    assert not refactor
+    assert not source
 
 
 async def test_references_in_code_give_nothing_but_other_languages_count(

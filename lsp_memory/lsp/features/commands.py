@@ -1,5 +1,6 @@
 """``workspace/executeCommand``: ``lspMemory.search``, ``lspMemory.addClaim``,
-``lspMemory.reindex`` and ``lspMemory.buildContext``.
+``lspMemory.rememberSelection``, ``lspMemory.reindex`` and ``lspMemory.buildContext``; and the
+"Remember selection as a claim" code actions that run ``rememberSelection``.
 
 ``buildContext`` returns the resolution of the document's references until the context
 assembler exists; it will then return the context block's JSON (SPEC §6), same command.
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from lsp_memory import refs
 from lsp_memory.errors import UserError
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.session import Session
 
 _KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
+REMEMBER = "lspMemory.rememberSelection"
+REMEMBER_KIND = types.CodeActionKind.RefactorExtract
 
 
 # Command handlers are annotated with pygls's own class: pygls reads their annotations at run
@@ -89,6 +94,33 @@ def register(server: MemoryServer) -> None:
         session.poke()
         return {**claim_record(claim), "reference": f"@{claim.friendly_id}"}
 
+    @server.command(REMEMBER)
+    async def remember(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+        """Arguments: an open document's URI, a range in it, and whether to replace the
+        range with the new claim's reference (through ``workspace/applyEdit``)."""
+        session = _session(ls)
+        uri = _text(args[0] if args else None, "document URI")
+        doc = open_document(ls.workspace.text_documents, uri)
+        if doc is None:
+            raise UserError(f"{uri} is not open")
+        where = _range(args[1] if len(args) > 1 else None)
+        statement = _selected(doc, where)
+        if not statement:
+            raise UserError("the selection is empty: select the text to remember")
+        record = {"kind": "claim", "statement": statement}
+        claim = add_record(session.app.store, record, user=session.config.user).claims[0]
+        session.poke()
+        reference = f"@{claim.friendly_id}"
+        replaced = False
+        if len(args) > 2 and args[2] is True:
+            edit = _replace(ls, doc, where, reference)
+            label = f"Replace the selection with {reference}"
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=label)
+            )
+            replaced = result.applied
+        return {**claim_record(claim), "reference": reference, "replaced": replaced}
+
     @server.command("lspMemory.reindex")
     def reindex(ls: LanguageServer, *_args: Any) -> dict[str, str]:
         _session(ls).poke()
@@ -118,3 +150,74 @@ def register(server: MemoryServer) -> None:
             ],
             "clean_text": parsed.clean_text,
         }
+
+
+def remember_actions(
+    ls: LanguageServer, doc: TextDocument, params: types.CodeActionParams, literal: bool
+) -> list[types.CodeAction | types.Command]:
+    """The two "Remember selection" actions for a non-blank selection: store it as a claim,
+    or store it and replace it with the claim's reference. Code actions for clients that take
+    them (``literal``), bare commands for the others."""
+    where = params.range
+    # Nothing to remember in a blank selection, or in one that is only references (the
+    # range of a diagnostic's quick fix, say).
+    if where.start == where.end or not refs.parse(_selected(doc, where)).clean_text.strip():
+        return []
+    only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
+    wanted: str = REMEMBER_KIND.value
+    if only and not any(wanted == kind or wanted.startswith(f"{kind}.") for kind in only):
+        return []
+    uri = doc.uri
+    choices = [
+        ("Remember selection as a claim", False),
+        ("Remember selection as a claim and replace it with its reference", True),
+    ]
+    found: list[types.CodeAction | types.Command] = []
+    for title, replace in choices:
+        command = types.Command(title=title, command=REMEMBER, arguments=[uri, where, replace])
+        found.append(
+            types.CodeAction(title=title, kind=REMEMBER_KIND, command=command)
+            if literal
+            else command
+        )
+    return found
+
+
+def _range(value: Any) -> types.Range:
+    """A range argument as JSON gives it: ``{"start": {"line", "character"}, "end": …}``."""
+    try:
+        points = [value[end] for end in ("start", "end")]
+        lines = [point["line"] for point in points]
+        columns = [point["character"] for point in points]
+        numbers = [*lines, *columns]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+            raise TypeError
+    except (TypeError, KeyError, IndexError):
+        raise UserError(
+            "range must be {start: {line, character}, end: {line, character}}"
+        ) from None
+    return types.Range(
+        start=types.Position(line=lines[0], character=columns[0]),
+        end=types.Position(line=lines[1], character=columns[1]),
+    )
+
+
+def _selected(doc: TextDocument, where: types.Range) -> str:
+    """The text of a client range (in its position units), stripped."""
+    start = doc.offset_at_position(where.start)
+    end = doc.offset_at_position(where.end)
+    return doc.source[start:end].strip() if end > start else ""
+
+
+def _replace(
+    ls: LanguageServer, doc: TextDocument, where: types.Range, text: str
+) -> types.WorkspaceEdit:
+    edit = types.TextEdit(range=where, new_text=text)
+    workspace = ls.client_capabilities.workspace
+    capability = workspace.workspace_edit if workspace is not None else None
+    if capability is None or not capability.document_changes:
+        return types.WorkspaceEdit(changes={doc.uri: [edit]})
+    versioned = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(text_document=versioned, edits=[edit])]
+    )

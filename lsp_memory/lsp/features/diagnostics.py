@@ -1,6 +1,7 @@
 """``textDocument/publishDiagnostics`` for the references of open documents, and their quick
-fixes (``textDocument/codeAction``): unresolved references, inactive claims, broken, ambiguous
-and archived ``[[links]]``.
+fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
+This module answers ``textDocument/codeAction`` (one handler per method), adding the
+"Remember selection" actions that ``commands`` defines.
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -18,6 +19,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.convert import open_document
+from lsp_memory.lsp.features import commands
 from lsp_memory.services import checks
 from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
 
@@ -295,26 +297,37 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, commands.REMEMBER_KIND]
+        ),
     )
     def code_action(
         ls: MemoryServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction] | None:
+    ) -> list[types.CodeAction | types.Command] | None:
         session = ls.session
         doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        if session is None or doc is None:
+            return None
         text = ls.client_capabilities.text_document
         capability = text.code_action if text is not None else None
-        # Without literal support a client takes only Commands, and these fixes are edits.
-        if capability is None or capability.code_action_literal_support is None:
-            return None
+        # Without literal support a client takes only Commands: no quick fixes (they are
+        # edits), but "Remember selection" runs a command.
+        literal = capability is not None and capability.code_action_literal_support is not None
+        found: list[types.CodeAction | types.Command] = []
         only = params.context.only
-        if session is None or doc is None or (only and types.CodeActionKind.QuickFix not in only):
-            return None
-        cached = checked.get(doc.uri)
-        if cached is not None and cached[0] == doc.version:
-            findings = cached[1]
-        elif session.ready.is_set():
-            findings = _check(ls, session, doc)
-        else:
-            return None
-        return _actions(ls, doc, findings, params, bool(capability.is_preferred_support)) or None
+        if (
+            capability is not None
+            and literal
+            and (not only or types.CodeActionKind.QuickFix in only)
+        ):
+            cached = checked.get(doc.uri)
+            if cached is not None and cached[0] == doc.version:
+                findings = cached[1]
+            elif session.ready.is_set():
+                findings = _check(ls, session, doc)
+            else:
+                findings = []
+            preferred = bool(capability.is_preferred_support)
+            found += _actions(ls, doc, findings, params, preferred)
+        found += commands.remember_actions(ls, doc, params, literal)
+        return found or None
