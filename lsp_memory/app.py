@@ -4,7 +4,7 @@ are wired; the command line and the language server ask it for what they need.""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -171,6 +171,42 @@ class App:
             report.vectors = len(side.index)
             report.pending = side.catalog.counts()[1]
         report.warnings = self.warnings
+        return report
+
+    def index_buffers(self, edits: Mapping[Path, str | None]) -> SyncReport | None:
+        """Index open editor buffers' unsaved text in place of their notes' files (``None``:
+        the buffer was closed, the disk is the truth again), then whatever else changed in
+        the store. Paths outside every vault are left alone; an unchanged text costs a hash.
+        Without the index writer only the vaults are updated (links and backlinks)."""
+        notes: list[Note] = []
+        gone: list[str] = []
+        for path, text in edits.items():
+            for vault in self.vaults:
+                before = vault.notes  # the snapshot as it is now: a later publish replaces it
+                if text is None:
+                    scanned = vault.update(path)
+                    current = vault.notes
+                    notes += [
+                        current[p] for p in (*scanned.added, *scanned.changed) if p in current
+                    ]
+                    gone += [f"{vault.root}::{p}" for p in scanned.removed]
+                    continue
+                try:
+                    note = vault.update_text(path, text)
+                except ValueError:
+                    continue  # not in this vault
+                previous = before.get(note.path)
+                indexed = vault.notes.get(note.path) is note
+                if indexed and (previous is None or previous.content_hash != note.content_hash):
+                    notes.append(note)
+        text_index = self.text_index
+        if not (notes or gone) or not text_index.writable:
+            return None
+        report = Indexer(self.store, text_index).sync(notes, gone)
+        side = self.vectors
+        if side is not None:
+            side.remove(report.removed)
+            side.enqueue(report.docs)
         return report
 
     def close(self) -> None:

@@ -39,6 +39,8 @@ class Session:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self.vectors: VectorSide | None = None  # the indexing thread's, once loaded
+        self._edits: dict[Path, str | None] = {}  # open notes' latest unsaved text
+        self._edits_lock = threading.Lock()
 
     @classmethod
     def from_client(cls, options: Mapping[str, Any] | None, folders: Sequence[Path]) -> Session:
@@ -114,6 +116,10 @@ class Session:
         """The indexing thread's loop after the first sync, until ``close``."""
         while not self._stop.is_set():
             try:
+                with self._edits_lock:
+                    edits, self._edits = self._edits, {}
+                if edits:
+                    worker.index_buffers(edits)
                 if worker.text_index.writable:
                     worker.index(embed=False)
                 elif worker.text_index.try_write():
@@ -130,6 +136,14 @@ class Session:
                     self.on_error(self.index_error)
             self._wake.wait(timeout=SYNC_SECONDS)
             self._wake.clear()
+
+    def note_edited(self, path: Path, text: str | None) -> None:
+        """An open document's text, to index in place of its file if it is a note in a
+        vault (``None`` once it is closed: the file is the truth again). Applied by the
+        indexing thread, the vaults' one writer; only the latest text per path is kept."""
+        with self._edits_lock:
+            self._edits[path] = text
+        self.poke()
 
     def poke(self) -> None:
         """Ask the indexing thread to sync now (a file changed, a claim was added)."""

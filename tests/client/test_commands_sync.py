@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.client.conftest import ENV, WORK
+from tests.client.conftest import ENV, VAULT, WORK
 
 
 async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
@@ -133,3 +133,47 @@ async def test_bad_commands_get_an_error_and_the_server_keeps_serving(
     with pytest.raises(Exception):  # noqa: B017 — any JSON-RPC error response
         await command(client, name, *arguments)
     assert await command(client, "lspMemory.reindex") == {"status": "started"}
+
+
+async def test_an_open_notes_unsaved_text_is_indexed_until_it_is_closed(
+    client: LanguageClient,
+) -> None:
+    """Edits to an open note are searched and linked before they are saved; closing the
+    buffer unsaved gives the file back (which never changed on disk)."""
+    note = VAULT / "alice.md"
+    on_disk = note.read_text(encoding="utf-8")
+    uri = note.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=on_disk
+            )
+        )
+    )
+    edited = on_disk + "\n## Zebracorn Plans\n\nAlice wants a zebracorn mascot.\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+
+    async def searchable() -> bool:
+        hits = await command(client, "lspMemory.search", "zebracorn", "note", 3)
+        return [hit["title"] for hit in hits] == ["Alice Notes"]
+
+    async def heading_completes() -> bool:
+        return "Zebracorn Plans" in await completes(client, "[[Alice Notes#Zebra")
+
+    await eventually(searchable)
+    await eventually(heading_completes)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+    async def forgotten() -> bool:
+        hits = await command(client, "lspMemory.search", "zebracorn", "note", 3)
+        return not hits and "Zebracorn Plans" not in await completes(client, "[[Alice Notes#Z")
+
+    await eventually(forgotten)
+    assert note.read_text(encoding="utf-8") == on_disk

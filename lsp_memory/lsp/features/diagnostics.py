@@ -5,7 +5,9 @@ This module answers ``textDocument/codeAction`` (one handler per method), adding
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
-run on the event loop, where the session's store connection lives.
+run on the event loop, where the session's store connection lives. At the same moments an
+open note's text goes to the indexes (``Session.note_edited``), so unsaved edits are searched,
+linked and completed; closing gives the file back.
 """
 
 from __future__ import annotations
@@ -127,6 +129,15 @@ def _note_problems(session: Session, uri: str) -> list[types.Diagnostic]:
         )
         for message in checks.note_warnings(Path(path), session.app.vaults)
     ]
+
+
+def _edited(ls: MemoryServer, session: Session, uri: str) -> None:
+    """Hand an open document's text to the indexes: a note in a vault is searched, linked
+    and completed as the buffer has it, saved or not."""
+    doc = open_document(ls.workspace.text_documents, uri)
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    if doc is not None and path is not None:
+        session.note_edited(Path(path), doc.source)
 
 
 def _log(ls: MemoryServer, message: str) -> None:
@@ -261,6 +272,7 @@ def register(server: MemoryServer) -> None:
             while session is not None and not session.ready.is_set():
                 await asyncio.sleep(_READY_POLL_SECONDS)
             if session is not None:
+                _edited(ls, session, uri)
                 publish(ls, session, uri)
         finally:
             if pending.get(uri) is asyncio.current_task():
@@ -291,6 +303,9 @@ def register(server: MemoryServer) -> None:
         if previous is not None:
             previous.cancel()
         checked.pop(uri, None)
+        path = to_fs_path(uri)
+        if ls.session is not None and path is not None:
+            ls.session.note_edited(Path(path), None)  # the file is the truth again
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
