@@ -41,20 +41,35 @@ class Session:
         self.vectors: VectorSide | None = None  # the indexing thread's, once loaded
         self._edits: dict[Path, str | None] = {}  # open notes' latest unsaved text
         self._edits_lock = threading.Lock()
+        # What from_client was given, to rebuild the settings when the editor's change.
+        self.origin: tuple[dict[str, Any] | None, tuple[Path, ...]] = (None, ())
 
     @classmethod
-    def from_client(cls, options: Mapping[str, Any] | None, folders: Sequence[Path]) -> Session:
+    def from_client(
+        cls,
+        options: Mapping[str, Any] | None,
+        folders: Sequence[Path],
+        settings: Mapping[str, Any] | None = None,
+    ) -> Session:
         """Settings from ``lsp-memory.toml`` at the (first) workspace root, then the client's
-        ``initializationOptions``; every workspace folder is a vault."""
+        ``initializationOptions``, then its ``workspace/configuration`` (``settings``);
+        every workspace folder is a vault."""
         root = folders[0] if folders else Path.cwd()
         config, warnings = load_config(cwd=root)
-        if options:
-            config, found = apply_settings(
-                config, options, base=root, origin="initializationOptions"
-            )
-            warnings += found
+        for given, origin in ((options, "initializationOptions"), (settings, "settings")):
+            if given:
+                config, found = apply_settings(config, given, base=root, origin=origin)
+                warnings += found
         vaults = tuple(dict.fromkeys([*config.vaults, *(f.resolve() for f in folders)]))
-        return cls(replace(config, vaults=vaults), warnings)
+        session = cls(replace(config, vaults=vaults), warnings)
+        session.origin = (dict(options) if options else None, tuple(folders))
+        return session
+
+    def reconfigured(self, settings: Mapping[str, Any]) -> Session:
+        """A new session for the same client and folders with these editor settings (not
+        started: the caller closes this one first when the configuration differs)."""
+        options, folders = self.origin
+        return Session.from_client(options, folders, settings)
 
     @property
     def completer(self) -> Completer:

@@ -1,5 +1,8 @@
-"""Start-up and shutdown: settings from the workspace and the client, workspace folders as
-vaults, and the first index sync in the background with ``$/progress``."""
+"""Start-up, settings and shutdown: settings from ``lsp-memory.toml`` at the workspace root,
+the client's ``initializationOptions`` and its ``workspace/configuration`` (section
+``lspMemory``; read again on ``didChangeConfiguration``, restarting the session when they
+change it); workspace folders as vaults; the first index sync in the background with
+``$/progress``."""
 
 from __future__ import annotations
 
@@ -13,6 +16,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from lsp_memory.lsp.session import Session
+
+SECTION = "lspMemory"
+"""The editor settings' section the server reads (``lspMemory.store``, ``lspMemory.user``…)."""
+CLIENT_KEYS = frozenset({"trace", "server", "serverPath", "serverCommand", "documentSelector"})
+"""Keys an editor extension keeps in the same section for itself: not server settings."""
 
 if TYPE_CHECKING:
     from lsp_memory.app import IndexReport
@@ -40,41 +48,42 @@ def register(server: MemoryServer) -> None:
         session = ls.session
         if session is None:
             return
-        for warning in session.warnings:
-            ls.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
-            )
-        loop = asyncio.get_running_loop()
-        token: str | None = None
-        window = ls.client_capabilities.window
-        if window is not None and window.work_done_progress:
-            token = f"lsp-memory-index-{uuid.uuid4().hex[:8]}"
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(
-                token, types.WorkDoneProgressBegin(title="lsp-memory: indexing", percentage=0)
-            )
-        stages: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if token is None or stages.get(stage) == done:
-                return
-            stages[stage] = done
-            percent = int(100 * done / total) if total else 100
-            report = types.WorkDoneProgressReport(
-                message=f"{stage} {done}/{total}", percentage=percent
-            )
-            loop.call_soon_threadsafe(ls.work_done_progress.report, token, report)
-
-        def finished(report: IndexReport | None, error: str | None) -> None:
-            loop.call_soon_threadsafe(_finished, ls, token, report, error)
-
-        def failed(message: str) -> None:
-            params = types.LogMessageParams(type=types.MessageType.Error, message=message)
-            loop.call_soon_threadsafe(ls.window_log_message, params)
-
-        session.on_error = failed
-        session.start_indexing(progress, finished)
+        settings = await _editor_settings(ls)
+        if settings:
+            session.app.close()  # nothing was started yet
+            session = ls.session = session.reconfigured(settings)
+        await _start(ls, session)
         await _watch_notes(ls)
+        await _watch_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def settings_changed(
+        ls: MemoryServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        """Read the settings again (pulled where the client answers
+        ``workspace/configuration``, else from the notification) and, when they change what
+        the server is, restart the session on them."""
+        session = ls.session
+        if session is None:
+            return
+        settings = await _editor_settings(ls)
+        if settings is None and isinstance(params.settings, dict):
+            section = params.settings.get(SECTION)
+            settings = _given(section) if isinstance(section, dict) else None
+        if settings is None:
+            return
+        fresh = session.reconfigured(settings)
+        if fresh.config == session.config:
+            fresh.app.close()
+            return
+        session.close()
+        ls.session = fresh
+        ls.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Info, message="lsp-memory: settings changed; reindexing"
+            )
+        )
+        await _start(ls, fresh)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def files_changed(ls: MemoryServer, _params: types.DidChangeWatchedFilesParams) -> None:
@@ -86,6 +95,96 @@ def register(server: MemoryServer) -> None:
     def shutdown(ls: MemoryServer, _params: Any) -> None:
         if ls.session is not None:
             ls.session.close()
+
+
+async def _start(ls: MemoryServer, session: Session) -> None:
+    """Show the session's setting warnings, then index in the background with
+    ``$/progress`` where the client shows it."""
+    for warning in session.warnings:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+        )
+    loop = asyncio.get_running_loop()
+    token: str | None = None
+    window = ls.client_capabilities.window
+    if window is not None and window.work_done_progress:
+        token = f"lsp-memory-index-{uuid.uuid4().hex[:8]}"
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="lsp-memory: indexing", percentage=0)
+        )
+    stages: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if token is None or stages.get(stage) == done:
+            return
+        stages[stage] = done
+        percent = int(100 * done / total) if total else 100
+        report = types.WorkDoneProgressReport(message=f"{stage} {done}/{total}", percentage=percent)
+        loop.call_soon_threadsafe(ls.work_done_progress.report, token, report)
+
+    def finished(report: IndexReport | None, error: str | None) -> None:
+        loop.call_soon_threadsafe(_finished, ls, token, report, error)
+
+    def failed(message: str) -> None:
+        params = types.LogMessageParams(type=types.MessageType.Error, message=message)
+        loop.call_soon_threadsafe(ls.window_log_message, params)
+
+    session.on_error = failed
+    session.start_indexing(progress, finished)
+
+
+def _given(settings: dict[str, Any]) -> dict[str, Any]:
+    """The server's settings among an editor's: unset ones (null, "") and the editor
+    extension's own keys left out."""
+    return {
+        key: value
+        for key, value in settings.items()
+        if value is not None and value != "" and key not in CLIENT_KEYS
+    }
+
+
+async def _editor_settings(ls: MemoryServer) -> dict[str, Any] | None:
+    """The ``lspMemory`` section of the editor's settings, where the client answers
+    ``workspace/configuration``; None otherwise."""
+    workspace = ls.client_capabilities.workspace
+    if workspace is None or not workspace.configuration:
+        return None
+    try:
+        found = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+        )
+    except Exception as error:
+        _warn(ls, f"cannot read the editor's settings ({error}); using lsp-memory.toml")
+        return None
+    section = found[0] if found else None
+    return _given(section) if isinstance(section, dict) else None
+
+
+async def _watch_settings(ls: MemoryServer) -> None:
+    """Ask to be told when settings change, where the client registers that dynamically
+    (VS Code sends ``didChangeConfiguration`` only then)."""
+    workspace = ls.client_capabilities.workspace
+    changes = workspace.did_change_configuration if workspace is not None else None
+    if changes is None or not changes.dynamic_registration:
+        return
+    registration = types.Registration(
+        id="lsp-memory-settings",
+        method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+        register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION),
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except Exception as error:
+        _warn(ls, f"settings changes will not be seen until a restart ({error})")
+
+
+def _warn(ls: MemoryServer, message: str) -> None:
+    ls.window_log_message(
+        types.LogMessageParams(type=types.MessageType.Warning, message=f"lsp-memory: {message}")
+    )
 
 
 async def _watch_notes(ls: MemoryServer) -> None:
@@ -108,12 +207,7 @@ async def _watch_notes(ls: MemoryServer) -> None:
             types.RegistrationParams(registrations=[registration])
         )
     except Exception as error:
-        ls.window_log_message(
-            types.LogMessageParams(
-                type=types.MessageType.Warning,
-                message=f"lsp-memory: file watching unavailable ({error}); rescanning instead",
-            )
-        )
+        _warn(ls, f"file watching unavailable ({error}); rescanning instead")
 
 
 def _finished(

@@ -1,0 +1,83 @@
+"""Editor settings through ``workspace/configuration`` (section ``lspMemory``): read after
+``initialized`` over ``lsp-memory.toml`` and ``initializationOptions``, bad ones reported and
+their defaults kept, and read again on ``workspace/didChangeConfiguration``, which restarts
+the session when they change it — here, whose memory the server serves."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.client.conftest import ENV, WORK, ready
+from tests.conftest import USER
+
+TEXT = "See @leaf_active_a001 today\n"
+
+
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
+    ),
+)
+async def configured(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    """A VS Code client whose settings say: serve mallory's memory (and two bad keys)."""
+    lsp_client.set_configuration(
+        {"user": "mallory", "budget": "lots", "fancyKey": 1, "trace": "verbose", "store": None},
+        section="lspMemory",
+    )
+    await ready(lsp_client, client_capabilities("visual-studio-code"))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def hover_text(client: LanguageClient, uri: str) -> str:
+    found = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=6),
+        )
+    )
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    return found.contents.value
+
+
+async def test_settings_are_read_and_follow_changes(configured: LanguageClient) -> None:
+    client = configured
+    warnings = [m.message for m in client.messages if m.type == types.MessageType.Warning]
+    assert any("setting 'budget'" in w and "using the default" in w for w in warnings), warnings
+    assert any("unknown setting 'fancyKey'" in w for w in warnings), warnings
+    assert not any("trace" in w or "'store'" in w for w in warnings)  # the extension's, unset
+
+    uri = (WORK / "settings.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=TEXT
+            )
+        )
+    )
+    assert "MALLORY: the Leaf service uses MySQL" in await hover_text(client, uri)
+
+    client.set_configuration({"user": USER}, section="lspMemory")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    for _ in range(200):  # indexed again, for the new user
+        logs = [m.message for m in client.log_messages]
+        if sum("index ready" in m for m in logs) == 2:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError(logs)
+    assert "lsp-memory: settings changed; reindexing" in logs
+    assert "The Leaf service uses PostgreSQL 16" in await hover_text(client, uri)
+
+    restarts = logs.count("lsp-memory: settings changed; reindexing")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert "The Leaf service uses PostgreSQL 16" in await hover_text(client, uri)
+    await asyncio.sleep(0.2)
+    same = [m.message for m in client.log_messages]
+    assert same.count("lsp-memory: settings changed; reindexing") == restarts  # nothing changed
