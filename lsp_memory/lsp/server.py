@@ -6,7 +6,7 @@ client (``window/logMessage``, ``window/showMessage``) or to stderr.
 
 from __future__ import annotations
 
-import logging
+from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
@@ -20,8 +20,11 @@ from lsp_memory.lsp.features import (
     hover,
     inlay_hints,
     lifecycle,
+    references,
+    rename,
     symbols,
 )
+from lsp_memory.lsp.protocol import MemoryProtocol, answer_parse_error, configure_logging
 from lsp_memory.lsp.session import Session
 
 FEATURES = (
@@ -34,6 +37,8 @@ FEATURES = (
     document_links,
     inlay_hints,
     symbols,
+    references,
+    rename,
 )
 """Every capability module, registered in this order."""
 
@@ -42,8 +47,13 @@ class MemoryServer(LanguageServer):
     """The lsp-memory language server; ``session`` exists from ``initialize`` on."""
 
     def __init__(self) -> None:
-        super().__init__(name="lsp-memory", version=__version__)
+        super().__init__(name="lsp-memory", version=__version__, protocol_cls=MemoryProtocol)
         self.session: Session | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A body that is not JSON is answered, not shown; the rest as pygls does."""
+        if not answer_parse_error(self.protocol, error):
+            super().report_server_error(error, source)
 
 
 def build() -> MemoryServer:
@@ -55,7 +65,7 @@ def build() -> MemoryServer:
 
 def serve(tcp: str | None = None) -> None:
     """Run until the client exits: over stdio, or ``HOST:PORT`` (one connection)."""
-    logging.basicConfig(level=logging.WARNING, format="lsp-memory: %(message)s")
+    configure_logging()
     server = build()
     if tcp is None:
         server.start_io()

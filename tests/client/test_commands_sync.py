@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
 from tests.client.conftest import ENV, VAULT, WORK
@@ -130,8 +131,10 @@ async def test_build_context_resolves_the_documents_references(client: LanguageC
 async def test_bad_commands_get_an_error_and_the_server_keeps_serving(
     client: LanguageClient, name: str, arguments: list[Any]
 ) -> None:
-    with pytest.raises(Exception):  # noqa: B017 — any JSON-RPC error response
+    with pytest.raises(JsonRpcException) as caught:
         await command(client, name, *arguments)
+    assert caught.value.code == JsonRpcInvalidParams.CODE
+    assert "Traceback" not in caught.value.message and not caught.value.data
     assert await command(client, "lspMemory.reindex") == {"status": "started"}
 
 

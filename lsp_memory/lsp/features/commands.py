@@ -8,9 +8,13 @@ assembler exists; it will then return the context block's JSON (SPEC §6), same 
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
@@ -43,8 +47,35 @@ def _text(value: Any, name: str) -> str:
     return value
 
 
+def _plain_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A command whose UserError (bad arguments, nothing open, a store problem) is answered
+    as ``InvalidParams`` with its one line, not as an internal error with a traceback."""
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def run_async(*args: Any) -> Any:
+            try:
+                return await function(*args)
+            except UserError as error:
+                raise JsonRpcInvalidParams(str(error)) from None
+
+        return run_async
+
+    @functools.wraps(function)
+    def run(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except UserError as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+
+    return run
+
+
 def register(server: MemoryServer) -> None:
-    @server.command("lspMemory.search")
+    def command(name: str) -> Callable[[Callable[..., Any]], Any]:
+        return lambda function: server.command(name)(_plain_errors(function))
+
+    @command("lspMemory.search")
     def search(ls: LanguageServer, *args: Any) -> list[dict[str, Any]]:
         """Arguments: query, then optionally kind (claim, note, all) and k."""
         session = _session(ls)
@@ -80,7 +111,7 @@ def register(server: MemoryServer) -> None:
             for hit in hits
         ]
 
-    @server.command("lspMemory.addClaim")
+    @command("lspMemory.addClaim")
     def add_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: statement, then optionally claim type."""
         session = _session(ls)
@@ -94,7 +125,7 @@ def register(server: MemoryServer) -> None:
         session.poke()
         return {**claim_record(claim), "reference": f"@{claim.friendly_id}"}
 
-    @server.command(REMEMBER)
+    @command(REMEMBER)
     async def remember(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: an open document's URI, a range in it, and whether to replace the
         range with the new claim's reference (through ``workspace/applyEdit``)."""
@@ -121,12 +152,12 @@ def register(server: MemoryServer) -> None:
             replaced = result.applied
         return {**claim_record(claim), "reference": reference, "replaced": replaced}
 
-    @server.command("lspMemory.reindex")
+    @command("lspMemory.reindex")
     def reindex(ls: LanguageServer, *_args: Any) -> dict[str, str]:
         _session(ls).poke()
         return {"status": "started"}
 
-    @server.command("lspMemory.buildContext")
+    @command("lspMemory.buildContext")
     def build_context(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Argument: a document URI (the document must be open)."""
         session = _session(ls)
