@@ -11,6 +11,7 @@
 local TIMEOUT_MS = 10000
 local STATEMENT_1 = 'The Leaf service uses PostgreSQL 16' -- claim #1, @leaf_active_a001
 local STATEMENT_42 = 'I prefer to do deep work in the morning' -- claim #42, @prefer_morning_a3f2
+local REMEMBERED = 'Remember me: I cycle to work on Mondays 🚲'
 
 local function out(line)
   io.stdout:write(line .. '\n')
@@ -226,6 +227,29 @@ local function main()
   r, e = command('lspMemory.search', { 'PostgreSQL', 'claim', 5 })
   local references = vim.tbl_map(function(hit) return hit.reference end, r or {})
   check('lspMemory.search PostgreSQL', vim.tbl_contains(references, '@leaf_active_a001'), e or r)
+
+  r, e = request('workspace/symbol', { query = 'Leaf service PostgreSQL' })
+  local names = vim.tbl_map(function(symbol) return symbol.name end, r or {})
+  check('workspace/symbol finds the claim', vim.tbl_contains(names, STATEMENT_1), e or names)
+
+  -- A selection's code actions: "Remember selection as a claim", and with "… and replace".
+  local row_s, text_s, byte_s = line_of('Remember me')
+  local _, from = vim.str_utfindex(text_s, byte_s)
+  local _, to = vim.str_utfindex(text_s, #text_s)
+  r, e = request('textDocument/codeAction', {
+    textDocument = { uri = uri },
+    range = { start = { line = row_s, character = from }, ['end'] = { line = row_s, character = to } },
+    context = { diagnostics = {} },
+  })
+  local titles = vim.tbl_map(function(action) return action.title end, r or {})
+  check('code actions on a selection', vim.tbl_contains(titles, 'Remember selection as a claim'),
+    e or titles)
+  local action = r and r[1]
+  if action and action.command then
+    local added, error = command(action.command.command, action.command.arguments)
+    check('Remember selection stores the claim', added and added.statement == REMEMBERED,
+      error or added)
+  end
 
   vim.lsp.stop_client(client_id) -- shutdown, then exit
   wait_for(function() return state.exit_code ~= nil end)
