@@ -3,15 +3,26 @@
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
-from pygls.workspace.position_codec import ServerTextPosition
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from lsp_memory.services.references import Document
 
 if TYPE_CHECKING:
     from lsp_memory.model import Reference
+    from lsp_memory.services.references import Place
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""A line and its break, or the last line without one."""
 
 
 def open_document(documents: dict[str, TextDocument], uri: str) -> TextDocument | None:
@@ -65,3 +76,58 @@ def token_range(doc: TextDocument, reference: Reference) -> types.Range:
         start=client_position(doc, start.line, start.character),
         end=client_position(doc, start.line, end),
     )
+
+
+def as_document(doc: TextDocument) -> Document:
+    """An open document as the services see it: URI, file, unsaved text, language."""
+    path = to_fs_path(doc.uri)
+    return Document(doc.uri, Path(path) if path else None, doc.source, doc.language_id)
+
+
+def as_documents(documents: dict[str, TextDocument]) -> list[Document]:
+    """Every open document, as the services see them."""
+    return [as_document(doc) for doc in documents.values()]
+
+
+class Places:
+    """Client URIs and ranges of places in many documents, open or read from disk, in the
+    negotiated position encoding; each document's lines are split once, at LSP line breaks
+    only (``\n``, ``\r\n``, ``\r``: ``str.splitlines`` also breaks at form feeds and
+    U+2028, which clients do not)."""
+
+    def __init__(self, codec: PositionCodec) -> None:
+        self._codec = codec
+        self._lines: dict[int, tuple[Document, list[str], list[int]]] = {}
+
+    @staticmethod
+    def uri(document: Document) -> str:
+        if document.uri is not None:
+            return document.uri
+        assert document.path is not None  # a document is open (a URI) or a file
+        return from_fs_path(str(document.path)) or document.path.as_uri()
+
+    def position(self, document: Document, offset: int) -> types.Position:
+        found = self._lines.get(id(document))
+        if found is None:
+            lines = _LINE.findall(document.text)
+            starts = [0]
+            for text in lines:
+                starts.append(starts[-1] + len(text))
+            found = self._lines[id(document)] = (document, lines, starts)
+        _, lines, starts = found
+        line = max(bisect_right(starts, offset) - 1, 0)
+        if line >= len(lines):
+            return types.Position(line=len(lines), character=0)
+        column = offset - starts[line]
+        return types.Position(
+            line=line, character=self._codec.client_num_units(lines[line][:column])
+        )
+
+    def range(self, place: Place) -> types.Range:
+        return types.Range(
+            start=self.position(place.document, place.start),
+            end=self.position(place.document, place.end),
+        )
+
+    def location(self, place: Place) -> types.Location:
+        return types.Location(uri=self.uri(place.document), range=self.range(place))

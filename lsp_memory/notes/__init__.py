@@ -7,6 +7,6 @@ resolves links among them.
 """
 
 from lsp_memory.notes.parse import MAX_NOTE_BYTES, parse_note
-from lsp_memory.notes.vault import ScanResult, Vault
+from lsp_memory.notes.vault import ScanResult, Vault, link_form
 
-__all__ = ["MAX_NOTE_BYTES", "ScanResult", "Vault", "parse_note"]
+__all__ = ["MAX_NOTE_BYTES", "ScanResult", "Vault", "link_form", "parse_note"]

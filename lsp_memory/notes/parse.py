@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -26,10 +28,14 @@ from lsp_memory.model import Heading, Note, Reference, RefKind
 __all__ = [
     "BINARY_PROBE",
     "MAX_NOTE_BYTES",
+    "TitleSpot",
     "build_note",
+    "decode",
+    "front_matter_scalar",
     "is_binary",
     "loose_key",
     "parse_note",
+    "title_spot",
 ]
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
@@ -51,6 +57,29 @@ _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
 _LOOSE = re.compile(r"[\W_]+")
+_TITLE_LINE = re.compile(r"title[ \t]*:[ \t]*(.*?)[ \t]*")
+
+
+@dataclass(frozen=True, slots=True)
+class TitleSpot:
+    """Where a note's title comes from in its text (SPEC §4).
+
+    ``source`` is ``front-matter`` (the ``title`` value as written, quotes included),
+    ``heading`` (the text of the first ``# `` heading) or ``file`` (the file name: nothing in
+    the text, ``start == end == 0``, ``title`` None). ``start``/``end`` are string offsets.
+    ``editable`` is False for a front-matter title that no one-line edit can replace (a
+    block scalar, a value over several lines). ``front_matter`` is the offset where a new
+    key line can go (just after the opening ``---`` line) when the note has front matter
+    that reads as a mapping; ``broken`` says it has front matter that does not.
+    """
+
+    source: str
+    start: int
+    end: int
+    title: str | None = None
+    editable: bool = True
+    front_matter: int | None = None
+    broken: bool = False
 
 
 def is_binary(data: bytes) -> bool:
@@ -93,7 +122,8 @@ def build_note(
     text = _decode(head, path, warnings)
     lines = _NEWLINE.split(text)
     body_line, meta = _front_matter(lines, path, warnings)
-    links = tuple(r for r in refs.parse(text, markdown=True).references if r.kind is RefKind.NOTE)
+    tokens = refs.parse(text, markdown=True).references
+    links = tuple(r for r in tokens if r.kind is RefKind.NOTE)
     headings, code, fences = _blocks(lines, body_line)
     title = meta.title or next((h.text for h in headings if h.level == 1 and h.text), None)
     return Note(
@@ -110,7 +140,76 @@ def build_note(
         mtime_ns=mtime_ns,
         content_hash=content_hash,
         warnings=tuple(warnings),
+        mentions=tuple(
+            dict.fromkeys(sys.intern(r.text) for r in tokens if r.kind is not RefKind.NOTE)
+        ),
     )
+
+
+def decode(data: bytes) -> str:
+    """A note file's bytes as the text an editor shows: UTF-8 (bad bytes replaced), without
+    a leading byte order mark. Offsets into it agree with the parsed note's."""
+    return _decode(data, "", [])
+
+
+def title_spot(text: str) -> TitleSpot:
+    """Where the title of the note whose text is ``text`` comes from (see :class:`TitleSpot`),
+    by the rule :func:`build_note` applies."""
+    lines = _NEWLINE.split(text)
+    starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+    problems: list[str] = []
+    body_line, meta = _front_matter(lines, "", problems)
+    insert: int | None = None
+    broken = False
+    if body_line > 0:
+        try:
+            data = yaml.load("\n".join(lines[1 : body_line - 1]), Loader=_SAFE_LOADER)
+        except Exception:
+            data = False  # unreadable: no key line can be added safely
+        if data is None or isinstance(data, dict):
+            insert = starts[1]
+        else:
+            broken = True
+    elif _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        broken = True  # opened, never closed
+    if meta.title is not None:
+        title = meta.title
+        for number in range(body_line - 2, 0, -1):  # PyYAML keeps the last of a repeated key
+            line = _TITLE_LINE.fullmatch(lines[number])
+            if line is None:
+                continue
+            start, end = starts[number] + line.start(1), starts[number] + line.end(1)
+            editable = _reads_as(line.group(1), title)
+            return TitleSpot("front-matter", start, end, title, editable, insert, broken)
+        return TitleSpot("front-matter", 0, 0, title, False, insert, broken)
+    headings, _, _ = _blocks(lines, body_line)
+    heading = next((h for h in headings if h.level == 1 and h.text), None)
+    if heading is not None:
+        match = _ATX_HEADING.fullmatch(lines[heading.line])
+        if match is not None and match.group(2) is not None:
+            written = match.group(2)
+            start = starts[heading.line] + match.start(2) + len(written) - len(written.lstrip())
+            end = start + len(heading.text)
+            return TitleSpot("heading", start, end, heading.text, True, insert, broken)
+    return TitleSpot("file", 0, 0, None, True, insert, broken)
+
+
+def front_matter_scalar(value: str) -> str:
+    """``value`` written for a ``title: …`` front-matter line: plain when YAML reads it back
+    unchanged, else double-quoted (JSON's escapes are YAML's)."""
+    quoted = json.dumps(value, ensure_ascii=False)
+    if value and "\n" not in value and "\r" not in value and _reads_as(value, value):
+        return value
+    return quoted
+
+
+def _reads_as(written: str, title: str) -> bool:
+    """Whether ``title: <written>`` reads back as the title ``title``."""
+    try:
+        data = yaml.load(f"title: {written}", Loader=_SAFE_LOADER)
+    except Exception:
+        return False
+    return isinstance(data, dict) and _scalar(data.get("title")) == title
 
 
 def loose_key(text: str) -> str:

@@ -40,7 +40,7 @@ from lsp_memory.notes.parse import (
 )
 from lsp_memory.runtime import collector_paused
 
-__all__ = ["NOTE_SUFFIXES", "ScanResult", "Vault"]
+__all__ = ["NOTE_SUFFIXES", "ScanResult", "Vault", "link_form"]
 
 NOTE_SUFFIXES = (".md", ".markdown")
 """File name endings of notes, compared case-insensitively."""
@@ -203,6 +203,12 @@ class Vault:
         still returned.
         """
         return _resolve(self._snapshot, target, heading)
+
+    def note_at(self, path: Path) -> Note | None:
+        """The note indexed for the file ``path`` (absolute, or relative to the vault), or
+        None when it is outside the vault or not a note."""
+        relative = self._relative(path)
+        return None if relative is None else self._snapshot.notes.get(relative)
 
     def backlinks(self, path: str) -> list[tuple[Note, Reference]]:
         """The links of other notes that resolve to the note at ``path``, by source path and
@@ -578,6 +584,24 @@ def _unindex(
                 step[key] = rest
             else:
                 step.pop(key, None)
+
+
+def link_form(note: Note, target: str) -> str | None:
+    """Which rule of SPEC §4 makes the link target ``target`` name ``note``: ``path``,
+    ``title``, ``alias`` or ``name`` (its file name), the first that holds, in the order
+    resolution tries them; None when none does."""
+    wanted = target.strip()
+    keys = _index_keys(note)
+    if "/" in wanted:
+        segments = _SEGMENT_SEPARATORS.split(wanted)
+        path = "/".join(s for s in segments if s not in ("", "."))
+        if path.casefold() in keys[_PATH]:
+            return "path"
+    folded = _fold(wanted)
+    for step, form in ((_TITLE, "title"), (_ALIAS, "alias"), (_NAME, "name")):
+        if folded in keys[step]:
+            return form
+    return None
 
 
 def _resolve(snapshot: _Snapshot, target: str, heading: str | None) -> NoteTarget:

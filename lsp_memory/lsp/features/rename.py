@@ -1,0 +1,123 @@
+"""``textDocument/prepareRename`` and ``textDocument/rename``: a note's title, or a claim's,
+context's, entity's or tag's friendly id, with every reference to it in the vaults' notes
+and the open documents (see :mod:`lsp_memory.services.rename` for what each rename does).
+
+A friendly id is renamed in the store when the server answers the rename request — LSP
+gives no "applied" callback to wait for — and the indexing thread is poked to re-index.
+A note's file is renamed by the client, as a ``RenameFile`` operation after the text
+edits, only when it declares ``workspace.workspaceEdit.documentChanges`` and the ``rename``
+resource operation; otherwise the file keeps its name.
+
+Errors: a reference that cannot be renamed (``#N``, ``@claim_N``, a domain, an unresolved
+reference) and a store that is locked or read-only answer ``RequestFailed`` with one line;
+an unacceptable new name answers ``InvalidParams``. Nothing is changed then. Plain text and
+unopened documents answer null.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import from_fs_path
+
+from lsp_memory.errors import StoreError
+from lsp_memory.lsp.convert import Places, as_document, as_documents, cursor_at
+from lsp_memory.services.rename import BadName, CannotRename, Plan, Renamer
+
+if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
+    from lsp_memory.lsp.server import MemoryServer
+
+
+def _failed(error: Exception) -> JsonRpcException:
+    return JsonRpcException(message=str(error), code=types.LSPErrorCodes.RequestFailed)
+
+
+def register(server: MemoryServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(
+        ls: MemoryServer, params: types.PrepareRenameParams
+    ) -> types.PrepareRenamePlaceholder | None:
+        session = ls.session
+        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        if session is None or at is None:
+            return None
+        try:
+            found = Renamer(session.resolver).prepare(as_document(at.doc), at.offset)
+        except CannotRename as error:
+            raise _failed(error) from None
+        if found is None:
+            return None
+        return types.PrepareRenamePlaceholder(
+            range=Places(ls.workspace.position_codec).range(found.place),
+            placeholder=found.placeholder,
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME)
+    def rename(ls: MemoryServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+        session = ls.session
+        documents = ls.workspace.text_documents
+        at = cursor_at(documents, params.text_document.uri, params.position)
+        if session is None or at is None:
+            return None
+        workspace = ls.client_capabilities.workspace
+        capability = (workspace.workspace_edit if workspace else None) or (
+            types.WorkspaceEditClientCapabilities()
+        )
+        versioned = bool(capability.document_changes)
+        moves = types.ResourceOperationKind.Rename in (capability.resource_operations or ())
+        try:
+            plan = Renamer(session.resolver).rename(
+                as_document(at.doc),
+                at.offset,
+                params.new_name,
+                as_documents(documents),
+                move_files=versioned and moves,
+            )
+        except BadName as error:
+            raise JsonRpcInvalidParams(message=str(error)) from None
+        except (CannotRename, StoreError) as error:
+            raise _failed(error) from None
+        if plan is None:
+            return None
+        if plan.store_changed:
+            session.poke()
+        return _workspace_edit(ls, plan, documents, versioned=versioned)
+
+
+def _workspace_edit(
+    ls: MemoryServer, plan: Plan, documents: dict[str, TextDocument], *, versioned: bool
+) -> types.WorkspaceEdit:
+    """The plan as the client can take it: ``documentChanges`` (with versions of open
+    documents, then the file rename) when it declares them, else ``changes``."""
+    places = Places(ls.workspace.position_codec)
+    by_uri: dict[str, list[types.TextEdit]] = {}
+    for edit in plan.edits:
+        text_edit = types.TextEdit(range=places.range(edit.place), new_text=edit.new_text)
+        by_uri.setdefault(places.uri(edit.place.document), []).append(text_edit)
+    if not versioned:
+        return types.WorkspaceEdit(changes=by_uri)
+    changes: list[
+        types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+    ] = []
+    for uri, edits in by_uri.items():
+        open_document = documents.get(uri)
+        version = open_document.version if open_document is not None else None
+        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        changes.append(types.TextDocumentEdit(text_document=identifier, edits=list(edits)))
+    if plan.move is not None:
+        # Named as the edits name files, so the client sees one resource.
+        source = from_fs_path(str(plan.move.source)) or plan.move.source.as_uri()
+        destination = from_fs_path(str(plan.move.destination)) or plan.move.destination.as_uri()
+        changes.append(
+            types.RenameFile(
+                old_uri=source,
+                new_uri=destination,
+                # Neither overwrite nor ignore: an existing file makes the client refuse.
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+            )
+        )
+    return types.WorkspaceEdit(document_changes=changes)
