@@ -17,6 +17,7 @@ from lsp_memory.lsp.features import (
     definition,
     diagnostics,
     document_links,
+    highlights,
     hover,
     inlay_hints,
     lifecycle,
@@ -39,6 +40,7 @@ FEATURES = (
     symbols,
     references,
     rename,
+    highlights,
 )
 """Every capability module, registered in this order."""
 

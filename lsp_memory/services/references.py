@@ -134,9 +134,12 @@ class ReferenceFinder:
 
     # -- where it is named ---------------------------------------------------------------------
 
-    def find(self, target: Target, documents: Sequence[Document]) -> list[Place]:
-        """Every token in ``documents`` (open buffers) and in the vaults' notes (from disk,
-        unless open) that resolves to ``target``, by document then position."""
+    def find(
+        self, target: Target, documents: Sequence[Document], *, notes: bool = True
+    ) -> list[Place]:
+        """Every token in ``documents`` (open buffers) and, with ``notes``, in the vaults'
+        notes (from disk, unless open) that resolves to ``target``, by document then
+        position."""
         resolved: dict[tuple[RefKind, str], str | None] = {}
         mentioned: dict[str, bool] = {}
 
@@ -163,6 +166,8 @@ class ReferenceFinder:
         places: list[Place] = []
         for document in documents:
             places += _places(document, document.references(), names)
+        if not notes:
+            return places
         opened = {os.path.realpath(d.path) for d in documents if d.path is not None}
         for note in self._notes():
             if not may_name(note):

@@ -251,6 +251,21 @@ local function main()
       error or added)
   end
 
+  r, e = request('textDocument/references',
+    vim.tbl_extend('force', at('@leaf_active_a001'), { context = { includeDeclaration = true } }))
+  local here = vim.tbl_filter(function(location) return location.uri == uri end, r or {})
+  check('references of @leaf_active_a001 include this note', #here == 1, e or r)
+  r, e = request('textDocument/documentHighlight', at('#42'))
+  check('document highlight on #42', r and #r == 1, e or r)
+  r, e = request('textDocument/prepareRename', at('@leaf_active_a001'))
+  check('prepareRename @leaf_active_a001', r and r.placeholder == 'leaf_active_a001', e or r)
+  r, e = request('textDocument/rename',
+    vim.tbl_extend('force', at('@leaf_active_a001'), { newName = 'leaf_postgres' }))
+  local edits = r and (r.changes and r.changes[uri]
+    or (r.documentChanges and r.documentChanges[1] and r.documentChanges[1].edits)) or {}
+  check('rename returns the edit of this note',
+    #edits == 1 and edits[1].newText == 'leaf_postgres', e or r)
+
   vim.lsp.stop_client(client_id) -- shutdown, then exit
   wait_for(function() return state.exit_code ~= nil end)
   check('server exited with code 0', state.exit_code == 0, state.exit_code)
