@@ -18,11 +18,11 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed-run
 
-## demo: install, import the bundled example and resolve its prompt's references
+## demo: install, import the bundled example and print the context block of its prompt
 demo: $(VENV)/.installed-run
 	rm -rf $(DEMO_STORE)
 	$(BIN)/lsp-memory --store $(DEMO_STORE) import examples/demo/memory.jsonl
-	$(BIN)/lsp-memory --store $(DEMO_STORE) --vault examples/demo/vault resolve --file examples/demo/prompt.md
+	$(BIN)/lsp-memory --store $(DEMO_STORE) --vault examples/demo/vault build-context examples/demo/prompt.md
 
 ## test: install test dependencies; lint, type-check, check layering, run every test
 test: lint typecheck unit

@@ -13,6 +13,7 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.model import Note
 from lsp_memory.notes import Vault
+from lsp_memory.services.assemble import Assembler
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import Indexer, Progress, SyncReport
 from lsp_memory.services.resolver import Resolver
@@ -112,6 +113,20 @@ class App:
         if side is None:
             return HybridSearch(self.text_index)
         return HybridSearch(self.text_index, side.index, side.embedder)
+
+    @cached_property
+    def assembler(self) -> Assembler:
+        """The context assembler (SPEC §6), behind ``build-context`` and
+        ``lspMemory.buildContext``; the hybrid search (and its model) opens when first
+        needed."""
+        return Assembler(
+            self.store,
+            self.resolver,
+            lambda: self.search,
+            user=self.config.user,
+            tiers=self.config.tiers,
+            budget=self.config.budget,
+        )
 
     def index(
         self,

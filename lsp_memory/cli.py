@@ -496,6 +496,60 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+# -- build-context ----------------------------------------------------------------------------
+
+
+def _sync_indexes(app: App) -> None:
+    """Bring the search indexes up to date with the store quietly (as ``search`` does), or
+    read the other writer's latest commit."""
+    text = app.text_index
+    if text.try_write():
+        pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0
+        app.index(embed=pending <= 256)
+    else:
+        text.reload()
+
+
+def cmd_build_context(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.services.assemble import referenced_lines
+
+    document = _read_text(args.file)
+    _sync_indexes(app)
+    for warning in app.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    block = app.assembler.build(
+        document,
+        path=None if args.file == "-" else args.file,
+        language_id=args.language_id,
+        budget=args.budget,
+        attach=args.attach or (),
+        pin=args.pin or (),
+        query=args.query,
+    )
+    if args.referenced_only:
+        lines = referenced_lines(block.markdown)
+        if args.format == "json":
+            print(_dumps(lines))
+        else:
+            sys.stdout.write("".join(line + "\n" for line in lines))
+        return 0
+    if args.format == "json":
+        print(_dumps(block.to_json()))
+    else:
+        sys.stdout.write(block.markdown)
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, not {value}")
+    return value
+
+
 # -- the parser -------------------------------------------------------------------------------
 
 
@@ -588,6 +642,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--diverse", action="store_true", help="near-duplicates once")
     sub.add_argument("--any-status", action="store_true", help="include retracted etc.")
     sub.add_argument("--json", action="store_true", help="print JSON")
+
+    sub = command(
+        commands,
+        "build-context",
+        cmd_build_context,
+        "the token-budgeted context block of a document's references (SPEC §6)",
+    )
+    sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
+    sub.add_argument(
+        "--budget", type=_positive, metavar="N", help="tokens (default: config budget, 1500)"
+    )
+    sub.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    sub.add_argument(
+        "--attach", metavar="REF", action="append", help="attach a claim or context (repeatable)"
+    )
+    sub.add_argument(
+        "--pin", metavar="REF", action="append", help="pin for this conversation (repeatable)"
+    )
+    sub.add_argument("--query", metavar="TEXT", help="retrieval query instead of the clean text")
+    sub.add_argument(
+        "--referenced-only",
+        action="store_true",
+        help="print only the [REFERENCED …] lines (to put back after distilling)",
+    )
+    sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
 
     sub = command(commands, "resolve", cmd_resolve, "resolve references (SPEC §2)")
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")

@@ -34,6 +34,37 @@ DIAGNOSTIC_SEVERITIES: Mapping[str, str] = MappingProxyType(
 SEVERITY_LEVELS = ("error", "warning", "information", "hint", "off")
 
 
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One source of automatic memories for a context block (SPEC §6): claims of ``types``
+    (any of a claim's types; empty: no type filter), at most ``max`` of them (0 turns the
+    tier off), and for the active tier only those updated in the last ``days``."""
+
+    types: tuple[str, ...] = ()
+    max: int = 10
+    days: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tiers:
+    """The automatic-memory tiers of SPEC §6, with its defaults."""
+
+    core: Tier = Tier(("identity", "preference", "relationship"), 15)
+    active: Tier = Tier(("project-active", "goal", "emotional", "constraint"), 15, 14.0)
+    semantic: Tier = Tier((), 10)  # the hybrid search on the document's clean text
+    recent: Tier = Tier((), 10)  # the newest claims
+
+
+_TIER_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "core": ("types", "max"),
+        "active": ("types", "max", "days"),
+        "semantic": ("max",),
+        "recent": ("max",),
+    }
+)
+
+
 def default_user() -> str:
     """The login name, or ``user`` when there is none (containers without a passwd entry)."""
     try:
@@ -71,6 +102,7 @@ class Config:
     # Diagnostic kind → error, warning, information, hint or off (that kind not reported).
     # Left out of the hash (a mapping has none), so a Config stays hashable.
     severities: Mapping[str, str] = field(default_factory=lambda: DIAGNOSTIC_SEVERITIES, hash=False)
+    tiers: Tiers = field(default_factory=Tiers)  # build-context's automatic memories
     source: Path | None = None  # the config file read, if any
 
 
@@ -142,6 +174,44 @@ def _severities(value: object, _base: Path) -> Mapping[str, str]:
     return MappingProxyType({**DIAGNOSTIC_SEVERITIES, **chosen})
 
 
+def _tier(name: str, value: object, default: Tier) -> Tier:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a table with {', '.join(_TIER_KEYS[name])}")
+    tier = default
+    for key, item in value.items():
+        if key not in _TIER_KEYS[name]:
+            raise TypeError(f"{name}: unknown key {key!r} (expected {', '.join(_TIER_KEYS[name])})")
+        if key == "types":
+            if (
+                not isinstance(item, list)
+                or not item
+                or not all(isinstance(t, str) and t.strip() for t in item)
+            ):
+                raise TypeError(f"{name}.types: expected a non-empty list of claim types")
+            tier = replace(tier, types=tuple(t.strip() for t in item))
+        elif key == "max":
+            if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+                raise TypeError(f"{name}.max: expected a whole number, 0 or more")
+            tier = replace(tier, max=item)
+        else:
+            if isinstance(item, bool) or not isinstance(item, int | float) or item <= 0:
+                raise TypeError(f"{name}.days: expected a positive number of days")
+            tier = replace(tier, days=float(item))
+    return tier
+
+
+def _tiers(value: object, _base: Path) -> Tiers:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a table of tiers ({', '.join(_TIER_KEYS)})")
+    tiers = Tiers()
+    for name, table in value.items():
+        if name not in _TIER_KEYS:
+            raise TypeError(f"unknown tier {name!r} (expected {', '.join(_TIER_KEYS)})")
+        # Tiers and keys left out keep their defaults.
+        tiers = replace(tiers, **{name: _tier(name, table, getattr(tiers, name))})
+    return tiers
+
+
 _PARSERS = {
     "store": _path,
     "user": _text,
@@ -152,6 +222,7 @@ _PARSERS = {
     "cache": _path,
     "busy_timeout_ms": _milliseconds,
     "severities": _severities,
+    "tiers": _tiers,
 }
 
 

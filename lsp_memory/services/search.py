@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from lsp_memory.store.fulltext import FullTextIndex, TextHit
 from lsp_memory.store.vectors import TextEmbedder, VectorIndex
@@ -115,12 +116,15 @@ class HybridSearch:
         min_confidence: float = 0.0,
         diverse: bool = False,
         now: float | None = None,
+        query_vector: npt.ArrayLike | None = None,
     ) -> list[Hit]:
         """The ``k`` best records for ``query`` of ``user`` (notes are everyone's).
 
         ``diverse`` keeps near-duplicates (cosine > 0.8 to a better hit) once: what a context
         block wants; off by default because a search list should show every match (it costs
-        0.01 nDCG@10 on LoCoMo, whose repeated observations each count as relevant)."""
+        0.01 nDCG@10 on LoCoMo, whose repeated observations each count as relevant).
+        ``query_vector``: the query's embedding when the caller has it already (the context
+        assembler also ranks claims the search did not return by it)."""
         if not query.strip() or k <= 0:
             return []
         moment = time.time() if now is None else now
@@ -140,7 +144,8 @@ class HybridSearch:
         vectors = self.vectors
         embedder = self.embedder
         if mode != "bm25" and self.semantic and vectors is not None and embedder is not None:
-            query_vector = embedder.embed([query])[0]
+            if query_vector is None:
+                query_vector = embedder.embed([query])[0]
             for doc_id, score in vectors.search(
                 query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
             ):

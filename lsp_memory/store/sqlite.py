@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -43,6 +43,7 @@ MAX_TREE_DEPTH = 10
 
 _SEP = "\x1f"  # joins list values in one column; never part of an id, type or domain
 _LIVE = "('" + "', '".join(LIVE_STATUSES) + "')"
+_NEWEST = "ORDER BY c.updated_at DESC, c.number DESC"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -608,6 +609,59 @@ class Store:
         """Every row id of ``claims``, ``contexts`` or ``entities``, all users."""
         table = {"claim": "claims", "context": "contexts", "entity": "entities"}[kind]
         return [int(row[0]) for row in self._db.execute(f"SELECT id FROM {table} ORDER BY id")]
+
+    # -- the context assembler's automatic memories (SPEC §6): live claims only, newest
+    # ``updated_at`` first, ties by the higher number, so results are deterministic.
+
+    @_translated
+    def pinned_claims(self, user: str) -> list[Claim]:
+        """The user's live, globally pinned claims."""
+        sql = _CLAIM_SELECT + f"WHERE c.user = ? AND c.pinned = 1 AND c.status IN {_LIVE} "
+        return self._load(sql + _NEWEST, (user,))
+
+    @_translated
+    def claims_of_types(
+        self,
+        user: str,
+        types: Collection[str],
+        *,
+        limit: int,
+        min_confidence: float = 0.0,
+        since: str | None = None,
+    ) -> list[Claim]:
+        """Up to ``limit`` live claims with any of ``types`` among their types, of confidence
+        at least ``min_confidence`` and, with ``since`` (a stored timestamp), updated then or
+        later."""
+        if not types or limit <= 0:
+            return []
+        wanted = sorted(set(types))
+        sql = (
+            "WITH typed(id) AS (SELECT DISTINCT claim FROM claim_types "
+            f"WHERE type IN ({', '.join('?' * len(wanted))})) "
+            f"SELECT {_CLAIM_COLUMNS} FROM typed CROSS JOIN claims c ON c.id = typed.id "
+            f"WHERE c.user = ? AND c.status IN {_LIVE} AND c.confidence >= ? "
+            f"AND c.updated_at >= ? {_NEWEST} LIMIT ?"
+        )
+        return self._load(sql, [*wanted, user, min_confidence, since or "", limit])
+
+    @_translated
+    def newest_claims(self, user: str, *, limit: int, min_confidence: float = 0.0) -> list[Claim]:
+        """Up to ``limit`` live claims of confidence at least ``min_confidence``."""
+        if limit <= 0:
+            return []
+        sql = (
+            _CLAIM_SELECT + f"WHERE c.user = ? AND c.status IN {_LIVE} AND c.confidence >= ? "
+            f"{_NEWEST} LIMIT ?"
+        )
+        return self._load(sql, (user, min_confidence, limit))
+
+    @_translated
+    def last_update(self, user: str) -> str | None:
+        """The newest ``updated_at`` among the user's claims of any status, or None."""
+        row = self._db.execute(
+            "SELECT max(updated_at) FROM claims WHERE user = ?", (user,)
+        ).fetchone()
+        return str(row[0]) if row and row[0] is not None else None
 
     @_translated
     def claims_by_rows(self, rows: Sequence[int]) -> list[Claim]:
