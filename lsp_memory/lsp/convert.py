@@ -78,6 +78,16 @@ def token_range(doc: TextDocument, reference: Reference) -> types.Range:
     )
 
 
+def open_texts(documents: dict[str, TextDocument]) -> dict[str, str]:
+    """Every open document's text by file path (documents without a file left out)."""
+    found: dict[str, str] = {}
+    for uri, doc in documents.items():
+        path = to_fs_path(uri)
+        if path is not None:
+            found[path] = doc.source
+    return found
+
+
 def as_document(doc: TextDocument) -> Document:
     """An open document as the services see it: URI, file, unsaved text, language."""
     path = to_fs_path(doc.uri)

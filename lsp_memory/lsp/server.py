@@ -12,6 +12,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
 from lsp_memory.lsp.features import (
+    code_lens,
     commands,
     completion,
     definition,
@@ -41,6 +42,7 @@ FEATURES = (
     references,
     rename,
     highlights,
+    code_lens,
 )
 """Every capability module, registered in this order."""
 

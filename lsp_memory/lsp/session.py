@@ -12,13 +12,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pygls.workspace import TextDocument
+
 from lsp_memory.app import App, IndexReport
 from lsp_memory.config import Config, apply_settings, load_config
+from lsp_memory.model import Note
+from lsp_memory.services.assemble import Assembler, ContextBlock, read_note
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.resolver import Resolver
 from lsp_memory.services.search import HybridSearch
+from lsp_memory.services.tokens import o200k
 
 Progress = Callable[[str, int, int], None]
 SYNC_SECONDS = 2.0
@@ -92,6 +97,34 @@ class Session:
         app = self.app
         return Resolver(app.store, self.config.user, app.vaults)
 
+    def assembler(self, buffers: Mapping[str, str]) -> Assembler:
+        """The context assembler (SPEC §6) over the shared indexes; ``buffers`` (file path →
+        text) are open documents, whose unsaved text a pinned note shows."""
+        config = self.config
+
+        def note_text(note: Note) -> str:
+            text = buffers.get(str(Path(note.vault) / note.path))
+            return read_note(note) if text is None else text
+
+        return Assembler(
+            self.app.store,
+            self.resolver,
+            lambda: self.search,
+            user=config.user,
+            tiers=config.tiers,
+            budget=config.budget,
+            note_text=note_text,
+        )
+
+    def build_context(
+        self, doc: TextDocument, buffers: Mapping[str, str], **options: Any
+    ) -> ContextBlock:
+        """The context block of an open document (``build-context``'s options), open notes
+        as ``buffers`` has them."""
+        return self.assembler(buffers).build(
+            doc.source, language_id=doc.language_id, path=doc.uri, **options
+        )
+
     @property
     def describer(self) -> Describer:
         app = self.app
@@ -120,6 +153,7 @@ class Session:
                     done(report, None)
                 finally:
                     self.ready.set()
+                o200k()  # the context block's tokenizer (~0.2 s): loaded before it is asked
                 self._follow(worker)
             finally:
                 worker.close()

@@ -97,25 +97,72 @@ async def test_embeddings_are_drained_in_the_background(client: LanguageClient) 
     await eventually(semantic, seconds=60)
 
 
-async def test_build_context_resolves_the_documents_references(client: LanguageClient) -> None:
+CONTEXT_DOC = "Plan with @leaf_ctx and #42, see [[Project Plan]] and @nope.\n"
+
+
+def open_context_doc(client: LanguageClient) -> str:
     uri = (WORK / "ctx.md").as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
-                uri=uri,
-                language_id="markdown",
-                version=1,
-                text="Plan with @leaf_ctx and #42, see [[Project Plan]] and @nope.",
+                uri=uri, language_id="markdown", version=1, text=CONTEXT_DOC
             )
         )
     )
-    result = await command(client, "lspMemory.buildContext", uri)
-    refs = {r["ref"]: r for r in result["references"]}
-    assert [c["claim_number"] for c in refs["@leaf_ctx"]["claims"]] == [2, 7, 1]
-    assert refs["#42"]["id"] == "prefer_morning_a3f2"
-    assert refs["[[Project Plan]]"]["id"] == "project-plan.md"
-    assert refs["@nope"]["resolved"] is False
-    assert result["clean_text"] == "Plan with and , see and ."
+    return uri
+
+
+async def test_build_context_returns_the_context_block(client: LanguageClient) -> None:
+    uri = open_context_doc(client)
+    block = await command(client, "lspMemory.buildContext", uri)
+    assert set(block) == {
+        "budget", "tokens", "tokenizer", "over_budget", "sections", "dropped", "warnings",
+        "markdown",
+    }  # fmt: skip
+    assert block["tokenizer"] == "o200k_base" and block["budget"] == 1500
+    assert 0 < block["tokens"] <= 1500 and block["over_budget"] is False
+    lines = block["markdown"].splitlines()
+    referenced = [line for line in lines if line.startswith("- [REFERENCED")]
+    assert referenced == [
+        "- [REFERENCED @leaf_ctx] [decision] The Leaf service launches in March",
+        "- [REFERENCED @leaf_ctx] [fact] Leaf deploys happen every Tuesday and Thursday",
+        "- [REFERENCED @leaf_ctx] [fact] The Leaf service uses PostgreSQL 16"
+        " (answers: Which database does Leaf use?)",
+        "- [REFERENCED #42] [preference] I prefer to do deep work in the morning"
+        " (answers: What time do I prefer for deep work?; When should meetings be scheduled?)",
+    ]
+    assert "### [[Project Plan]] [id:project-plan.md]" in lines
+    assert any("@nope" in warning for warning in block["warnings"])
+
+    tight = await command(client, "lspMemory.buildContext", uri, {"budget": 20})
+    assert tight["over_budget"] is True and tight["tokens"] > 20
+    assert [line for line in tight["markdown"].splitlines() if "[REFERENCED" in line] == referenced
+    assert tight["dropped"]
+
+
+async def test_a_code_lens_shows_the_blocks_size(client: LanguageClient) -> None:
+    uri = open_context_doc(client)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    (lens,) = lenses or ()
+    block = await command(client, "lspMemory.buildContext", uri)
+    assert lens.range.start == types.Position(line=0, character=0)
+    assert lens.command is not None
+    assert lens.command.title == f"context: {block['tokens']} / 1500 tokens"
+    assert lens.command.command == "lspMemory.buildContext"
+    assert list(lens.command.arguments or ()) == [uri]
+    plain = (WORK / "no-refs.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=plain, language_id="markdown", version=1, text="Nothing to see.\n"
+            )
+        )
+    )
+    assert not await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=plain))
+    )
 
 
 @pytest.mark.parametrize(
@@ -125,6 +172,9 @@ async def test_build_context_resolves_the_documents_references(client: LanguageC
         ("lspMemory.search", ["x", "everything"]),
         ("lspMemory.addClaim", ["   "]),
         ("lspMemory.buildContext", ["file:///not/open.md"]),
+        ("lspMemory.buildContext", [(WORK / "ctx.md").as_uri(), {"budget": 0}]),
+        ("lspMemory.buildContext", [(WORK / "ctx.md").as_uri(), {"colour": "red"}]),
+        ("lspMemory.buildContext", [(WORK / "ctx.md").as_uri(), {"attach": ["@nope"]}]),
         ("lspMemory.noSuchCommand", []),
     ],
 )

@@ -1,9 +1,9 @@
 """``workspace/executeCommand``: ``lspMemory.search``, ``lspMemory.addClaim``,
-``lspMemory.rememberSelection``, ``lspMemory.reindex`` and ``lspMemory.buildContext``; and the
-"Remember selection as a claim" code actions that run ``rememberSelection``.
+``lspMemory.rememberSelection`` (what the "Remember selection" code actions run),
+``lspMemory.reindex`` and ``lspMemory.buildContext``.
 
-``buildContext`` returns the resolution of the document's references until the context
-assembler exists; it will then return the context block's JSON (SPEC §6), same command.
+``buildContext`` returns the context block's JSON (SPEC §6), built by the same service as
+``lsp-memory build-context``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
-from lsp_memory import refs
 from lsp_memory.errors import UserError
-from lsp_memory.lsp.convert import open_document
+from lsp_memory.lsp.actions import REMEMBER, selected_text
+from lsp_memory.lsp.convert import open_document, open_texts
 from lsp_memory.services.interchange import add_record, claim_record
 
 if TYPE_CHECKING:
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.session import Session
 
 _KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
-REMEMBER = "lspMemory.rememberSelection"
-REMEMBER_KIND = types.CodeActionKind.RefactorExtract
 
 
 # Command handlers are annotated with pygls's own class: pygls reads their annotations at run
@@ -135,7 +133,7 @@ def register(server: MemoryServer) -> None:
         if doc is None:
             raise UserError(f"{uri} is not open")
         where = _range(args[1] if len(args) > 1 else None)
-        statement = _selected(doc, where)
+        statement = selected_text(doc, where)
         if not statement:
             raise UserError("the selection is empty: select the text to remember")
         record = {"kind": "claim", "statement": statement}
@@ -159,59 +157,20 @@ def register(server: MemoryServer) -> None:
 
     @command("lspMemory.buildContext")
     def build_context(ls: LanguageServer, *args: Any) -> dict[str, Any]:
-        """Argument: a document URI (the document must be open)."""
+        """Arguments: a document URI (the document must be open), then optionally
+        ``{"budget", "attach", "pin", "query"}`` as ``build-context`` takes them. The
+        context block's JSON (SPEC §6), the same as ``build-context --format json``."""
         session = _session(ls)
         uri = _text(args[0] if args else None, "document URI")
+        options = args[1] if len(args) > 1 and args[1] is not None else {}
+        if not isinstance(options, dict):
+            raise UserError("options must be an object: {budget, attach, pin, query}")
         doc = open_document(ls.workspace.text_documents, uri)
         if doc is None:
             raise UserError(f"{uri} is not open")
-        parsed = refs.parse_document(doc.source, doc.language_id, doc.uri)
-        resolutions = session.resolver.resolve_all(parsed.references)
-        return {
-            "references": [
-                {
-                    "ref": r.ref,
-                    "resolved": r.resolved,
-                    "kind": r.kind,
-                    "id": r.id,
-                    "error": r.error,
-                    "claims": [claim_record(c) for c in r.claims],
-                }
-                for r in resolutions
-            ],
-            "clean_text": parsed.clean_text,
-        }
-
-
-def remember_actions(
-    ls: LanguageServer, doc: TextDocument, params: types.CodeActionParams, literal: bool
-) -> list[types.CodeAction | types.Command]:
-    """The two "Remember selection" actions for a non-blank selection: store it as a claim,
-    or store it and replace it with the claim's reference. Code actions for clients that take
-    them (``literal``), bare commands for the others."""
-    where = params.range
-    # Nothing to remember in a blank selection, or in one that is only references (the
-    # range of a diagnostic's quick fix, say).
-    if where.start == where.end or not refs.parse(_selected(doc, where)).clean_text.strip():
-        return []
-    only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
-    wanted: str = REMEMBER_KIND.value
-    if only and not any(wanted == kind or wanted.startswith(f"{kind}.") for kind in only):
-        return []
-    uri = doc.uri
-    choices = [
-        ("Remember selection as a claim", False),
-        ("Remember selection as a claim and replace it with its reference", True),
-    ]
-    found: list[types.CodeAction | types.Command] = []
-    for title, replace in choices:
-        command = types.Command(title=title, command=REMEMBER, arguments=[uri, where, replace])
-        found.append(
-            types.CodeAction(title=title, kind=REMEMBER_KIND, command=command)
-            if literal
-            else command
-        )
-    return found
+        return session.build_context(
+            doc, open_texts(ls.workspace.text_documents), **_build_options(options)
+        ).to_json()
 
 
 def _range(value: Any) -> types.Range:
@@ -233,13 +192,6 @@ def _range(value: Any) -> types.Range:
     )
 
 
-def _selected(doc: TextDocument, where: types.Range) -> str:
-    """The text of a client range (in its position units), stripped."""
-    start = doc.offset_at_position(where.start)
-    end = doc.offset_at_position(where.end)
-    return doc.source[start:end].strip() if end > start else ""
-
-
 def _replace(
     ls: LanguageServer, doc: TextDocument, where: types.Range, text: str
 ) -> types.WorkspaceEdit:
@@ -252,3 +204,22 @@ def _replace(
     return types.WorkspaceEdit(
         document_changes=[types.TextDocumentEdit(text_document=versioned, edits=[edit])]
     )
+
+
+def _build_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``build-context``'s options from a command's JSON object, checked."""
+    found: dict[str, Any] = {}
+    for key, value in options.items():
+        if key == "budget":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UserError("budget must be a whole number of tokens, at least 1")
+            found["budget"] = value
+        elif key in ("attach", "pin"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise UserError(f"{key} must be a list of references")
+            found[key] = tuple(value)
+        elif key == "query":
+            found["query"] = _text(value, "query")
+        else:
+            raise UserError(f"unknown option {key!r} (budget, attach, pin, query)")
+    return found

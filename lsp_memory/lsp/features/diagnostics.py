@@ -1,7 +1,7 @@
 """``textDocument/publishDiagnostics`` for the references of open documents, and their quick
 fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
 This module answers ``textDocument/codeAction`` (one handler per method), adding the
-"Remember selection" actions that ``commands`` defines.
+"Remember selection" actions (``lsp/actions.py``).
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -20,8 +20,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from lsp_memory.lsp.actions import REMEMBER_KIND, remember_actions
 from lsp_memory.lsp.convert import open_document
-from lsp_memory.lsp.features import commands
 from lsp_memory.services import checks
 from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
 
@@ -312,9 +312,7 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, commands.REMEMBER_KIND]
-        ),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND]),
     )
     def code_action(
         ls: MemoryServer, params: types.CodeActionParams
@@ -344,5 +342,5 @@ def register(server: MemoryServer) -> None:
                 findings = []
             preferred = bool(capability.is_preferred_support)
             found += _actions(ls, doc, findings, params, preferred)
-        found += commands.remember_actions(ls, doc, params, literal)
+        found += remember_actions(doc, params, literal)
         return found or None

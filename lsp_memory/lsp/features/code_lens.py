@@ -1,0 +1,41 @@
+"""``textDocument/codeLens``: on the first line of a document with references, the size of
+its context block against the budget — ``context: 1234 / 1500 tokens`` — running
+``lspMemory.buildContext`` when clicked. The block is built by the same service as
+``build-context``, so the figure is the one the command gives."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from lsp_memory import refs
+from lsp_memory.lsp.convert import open_document, open_texts
+
+if TYPE_CHECKING:
+    from lsp_memory.lsp.server import MemoryServer
+
+BUILD = "lspMemory.buildContext"
+
+
+def register(server: MemoryServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: MemoryServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        session = ls.session
+        documents = ls.workspace.text_documents
+        doc = open_document(documents, params.text_document.uri)
+        if session is None or doc is None or not session.ready.is_set():
+            return None
+        if not refs.parse_document(doc.source, doc.language_id, doc.uri).references:
+            return None
+        block = session.build_context(doc, open_texts(documents))
+        title = f"context: {block.tokens} / {block.budget} tokens"
+        if block.over_budget:
+            title += " (over budget: referenced claims alone)"
+        top = types.Position(line=0, character=0)
+        return [
+            types.CodeLens(
+                range=types.Range(start=top, end=top),
+                command=types.Command(title=title, command=BUILD, arguments=[doc.uri]),
+            )
+        ]
