@@ -212,10 +212,16 @@ local function main()
 
   -- The server's copy of the document followed the incremental change.
   r, e = command('lspMemory.buildContext', { uri })
-  local resolved = {}
-  for _, ref in ipairs(r and r.references or {}) do resolved[ref.ref] = ref.resolved end
-  check('buildContext sees the edit',
-    resolved['@leaf_ctx'] == true and resolved['@no_such_thing_xyz'] == nil, e or resolved)
+  local markdown = r and r.markdown or ''
+  local warned = vim.tbl_filter(function(w) return contains(w, 'no_such_thing_xyz') end,
+    r and r.warnings or {})
+  check('buildContext sees the edit', contains(markdown, '[REFERENCED @leaf_ctx]')
+    and #warned == 0, e or r)
+
+  r, e = request('textDocument/codeLens', { textDocument = { uri = uri } })
+  local lens = r and r[1]
+  check('code lens with the block size', lens and lens.command
+    and lens.command.title:match('^context: %d+ / 1500 tokens$') ~= nil, e or r)
 
   r, e = command('lspMemory.noSuchCommand', {})
   check('unknown command -> error response', r == nil and type(e) == 'table' and e.code ~= nil,
