@@ -439,13 +439,7 @@ def cmd_index(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_search(app: App, args: argparse.Namespace) -> int:
-    text = app.text_index
-    if text.try_write():
-        # Keep text search current with the store; embed only a short queue here.
-        pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0
-        app.index(embed=pending <= 256)
-    else:
-        text.reload()
+    _sync_indexes(app)
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     hits = app.search.search(
@@ -500,8 +494,8 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
 
 
 def _sync_indexes(app: App) -> None:
-    """Bring the search indexes up to date with the store quietly (as ``search`` does), or
-    read the other writer's latest commit."""
+    """Bring the search indexes up to date with the store quietly, embedding only a short
+    queue (a long one is ``index``'s job), or read the other writer's latest commit."""
     text = app.text_index
     if text.try_write():
         pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0

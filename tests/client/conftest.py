@@ -44,11 +44,14 @@ def prepare() -> None:
         shutil.copytree(DATA / "notes", VAULT)
 
 
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
+)
+"""``python -m lsp_memory serve`` over the shared store, for fixtures of other clients."""
+
+
 @pytest_lsp.fixture(  # type: ignore[untyped-decorator]
-    params=["visual-studio-code", "neovim@v0.7", "neovim@v0.11"],
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
-    ),
+    params=["visual-studio-code", "neovim@v0.7", "neovim@v0.11"], config=SERVER
 )
 async def client(
     request: pytest.FixtureRequest, lsp_client: LanguageClient

@@ -5,17 +5,16 @@ text; clients without code action literals get bare commands; bad arguments get 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from typing import Any, Union
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
 from lsp_memory.store.sqlite import open_store
-from tests.client.conftest import ENV, STORE, WORK, ready, utf8
+from tests.client.conftest import SERVER, STORE, WORK, ready, utf8
 from tests.conftest import USER
 
 LINE = "😀 Note: I always drink green tea after lunch. More text"
@@ -184,11 +183,7 @@ def _commands_only() -> types.ClientCapabilities:
     return capabilities
 
 
-@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
-    ),
-)
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
 async def plain(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     """A client that takes code actions only as bare commands (LSP before 3.8)."""
     await ready(lsp_client, _commands_only())

@@ -6,24 +6,19 @@ the session when they change it — here, whose memory the server serves."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import ENV, WORK, ready
+from tests.client.conftest import SERVER, WORK, ready
 from tests.conftest import USER
 
 TEXT = "See @leaf_active_a001 today\n"
 
 
-@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
-    ),
-)
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
 async def configured(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     """A VS Code client whose settings say: serve mallory's memory (and two bad keys)."""
     lsp_client.set_configuration(

@@ -5,7 +5,6 @@ a client that does (``workspaceSymbol/resolve``, LSP 3.17)."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.uris import to_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import ENV, VAULT, ready
+from tests.client.conftest import SERVER, VAULT, ready
 
 Symbols = Sequence[types.SymbolInformation] | Sequence[types.WorkspaceSymbol]
 
@@ -67,11 +66,7 @@ def _lazy_capabilities() -> types.ClientCapabilities:
     return capabilities
 
 
-@pytest_lsp.fixture(  # type: ignore[untyped-decorator]
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_memory", "serve"], server_env=ENV
-    ),
-)
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
 async def lazy(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     """A client that resolves workspace symbols' ranges when one is picked."""
     await ready(lsp_client, _lazy_capabilities())
