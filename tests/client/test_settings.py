@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import SERVER, WORK, ready
+from tests.client.conftest import SERVER, VAULT, WORK, ready
 from tests.conftest import USER
 
 TEXT = "See @leaf_active_a001 today\n"
@@ -76,3 +76,50 @@ async def test_settings_are_read_and_follow_changes(configured: LanguageClient) 
     await asyncio.sleep(0.2)
     same = [m.message for m in client.log_messages]
     assert same.count("lsp-memory: settings changed; reindexing") == restarts  # nothing changed
+
+
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
+async def eager(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    """A client that pushes its settings right after ``initialized``, as Neovim >= 0.10
+    does when its ``settings`` are not empty."""
+    lsp_client.set_configuration({"budget": 1200}, section="lspMemory")
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)  # type: ignore[untyped-decorator]
+    def register(_params: types.RegistrationParams) -> None:
+        """Accept the server's registrations, as VS Code does."""
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=VAULT.as_uri(), name="vault")],
+        )
+    )
+    lsp_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspMemory": {"budget": 1200}})
+    )
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_settings_pushed_at_once_start_one_session(eager: LanguageClient) -> None:
+    client = eager
+    for _ in range(300):
+        if any("index ready" in m.message for m in client.log_messages):
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # a second session would report by now
+    logs = [m.message for m in client.log_messages]
+    assert sum("index ready" in m for m in logs) == 1, logs
+    assert not any("failed" in m or "reindexing" in m for m in logs), logs
+    uri = (WORK / "eager.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=TEXT
+            )
+        )
+    )
+    block = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="lspMemory.buildContext", arguments=[uri])
+    )
+    assert isinstance(block, dict) and block["budget"] == 1200

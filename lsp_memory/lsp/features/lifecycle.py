@@ -36,6 +36,11 @@ def _folders(params: types.InitializeParams) -> list[Path]:
 
 
 def register(server: MemoryServer) -> None:
+    # Starting a session and replacing it on new settings both await the client: one at a
+    # time, or a didChangeConfiguration sent right after initialized (Neovim >= 0.10 does)
+    # compares against a session about to be replaced and starts a second one beside it.
+    starting = asyncio.Lock()
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
@@ -45,14 +50,15 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: MemoryServer, _params: types.InitializedParams) -> None:
-        session = ls.session
-        if session is None:
-            return
-        settings = await _editor_settings(ls)
-        if settings:
-            session.app.close()  # nothing was started yet
-            session = ls.session = session.reconfigured(settings)
-        await _start(ls, session)
+        async with starting:
+            session = ls.session
+            if session is None:
+                return
+            settings = await _editor_settings(ls)
+            if settings:
+                session.app.close()  # nothing was started yet
+                session = ls.session = session.reconfigured(settings)
+            await _start(ls, session)
         await _watch_notes(ls)
         await _watch_settings(ls)
 
@@ -63,27 +69,27 @@ def register(server: MemoryServer) -> None:
         """Read the settings again (pulled where the client answers
         ``workspace/configuration``, else from the notification) and, when they change what
         the server is, restart the session on them."""
-        session = ls.session
-        if session is None:
-            return
-        settings = await _editor_settings(ls)
-        if settings is None and isinstance(params.settings, dict):
-            section = params.settings.get(SECTION)
-            settings = _given(section) if isinstance(section, dict) else None
-        if settings is None:
-            return
-        fresh = session.reconfigured(settings)
-        if fresh.config == session.config:
-            fresh.app.close()
-            return
-        session.close()
-        ls.session = fresh
-        ls.window_log_message(
-            types.LogMessageParams(
-                type=types.MessageType.Info, message="lsp-memory: settings changed; reindexing"
+        async with starting:
+            settings = await _editor_settings(ls)
+            if settings is None and isinstance(params.settings, dict):
+                section = params.settings.get(SECTION)
+                settings = _given(section) if isinstance(section, dict) else None
+            session = ls.session  # read after every await: the one serving now
+            if settings is None or session is None:
+                return
+            fresh = session.reconfigured(settings)
+            if fresh.config == session.config:
+                fresh.app.close()
+                return
+            session.close()
+            ls.session = fresh
+            ls.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Info,
+                    message="lsp-memory: settings changed; reindexing",
+                )
             )
-        )
-        await _start(ls, fresh)
+            await _start(ls, fresh)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def files_changed(ls: MemoryServer, _params: types.DidChangeWatchedFilesParams) -> None:
