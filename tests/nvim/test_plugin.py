@@ -1,0 +1,97 @@
+"""The Neovim plugin in ``editors/nvim`` as a user runs it: headless Neovim puts the plugin on
+its runtimepath, calls ``require("lsp_memory").setup(...)`` with ``python -m lsp_memory
+serve``, opens a note of a vault and runs the plugin's commands against the real server, then
+crashes the server, points the plugin at a missing one and checks the help file
+(``plugin_check.lua``).
+
+Without ``nvim`` on PATH the test is skipped, unless ``LSP_MEMORY_REQUIRE_NVIM=1`` (CI)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import USER
+from tests.nvim.test_headless import nvim_or_skip, prepare, text
+
+ROOT = Path(__file__).parents[2]
+PLUGIN = ROOT / "editors" / "nvim"
+SCRIPT = Path(__file__).with_name("plugin_check.lua")
+MIN_PASSES = 40
+"""The checks plugin_check.lua makes: fewer PASS lines means it stopped early without a FAIL."""
+
+# The note plugin_check.lua opens; it finds its lines by these texts, so change both together.
+NOTE = """\
+# Plugin check
+
+Database: @leaf_active_a001 and #42 here
+Plan: see [[Project Plan]]
+Search result:
+Remember me: I cycle to work on Mondays 🚲
+"""
+
+
+def test_the_plugin_drives_the_server(tmp_path: Path) -> None:
+    nvim = nvim_or_skip()
+    store, vault = prepare(tmp_path)
+    # The root marker sits in the vault, the note one folder below it.
+    (vault / "lsp-memory.toml").write_text("# the vault's root\n", encoding="utf-8")
+    doc = vault / "sub" / "plugin-check.md"
+    doc.write_text(NOTE, encoding="utf-8")
+    # Another root, marked by .git, for the missing-server case: nothing is started there.
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "sub").mkdir()
+    (other / "a.md").write_text("# A\n", encoding="utf-8")
+    (other / "sub" / "b.md").write_text("# B\n", encoding="utf-8")
+    help_dir = tmp_path / "help"
+    help_dir.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "LSP_MEMORY_STORE": str(store),
+        "LSP_MEMORY_USER": USER,
+        "PYTHONPATH": str(ROOT),
+        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
+        "LSP_MEMORY_NVIM_DOC": str(doc),
+        "LSP_MEMORY_NVIM_VAULT": str(vault),
+        "LSP_MEMORY_NVIM_OTHER": str(other),
+        "LSP_MEMORY_NVIM_HELP": str(help_dir),
+    }
+    # What a user's `set rtp+=…` does; `cq 2` runs only when the script could not even be
+    # loaded, which would otherwise leave Neovim waiting until the timeout.
+    command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
+    try:
+        result = subprocess.run(
+            [*command, "-c", f"luafile {SCRIPT}", "-c", "cq 2"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(
+            f"nvim timed out after {error.timeout} s\n--- stdout\n{text(error.stdout)}"
+            f"\n--- stderr\n{text(error.stderr)}"
+        )
+    output = (
+        f"nvim exited with {result.returncode}\n--- stdout\n{result.stdout}"
+        f"\n--- stderr\n{result.stderr}"
+    )
+    lines = result.stdout.splitlines()
+    failed = [line for line in lines if line.startswith("FAIL ")]
+    passed = [line for line in lines if line.startswith("PASS ")]
+    assert not failed, output
+    assert result.returncode == 0, output
+    assert len(passed) >= MIN_PASSES, output
