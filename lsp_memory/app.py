@@ -188,6 +188,14 @@ class App:
         report.warnings = self.warnings
         return report
 
+    def read_indexes(self) -> IndexReport:
+        """What a process that does not write the index does instead of ``index``: bring its
+        vaults up to date (links, completion, backlinks are its own) and read the writer's
+        latest commit."""
+        warnings = [warning for vault in self.vaults for warning in vault.scan().warnings]
+        self.text_index.reload()
+        return IndexReport(SyncReport(), warnings=warnings)
+
     def index_buffers(self, edits: Mapping[Path, str | None]) -> SyncReport | None:
         """Index open editor buffers' unsaved text in place of their notes' files (``None``:
         the buffer was closed, the disk is the truth again), then whatever else changed in

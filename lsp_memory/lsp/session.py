@@ -145,7 +145,10 @@ class Session:
             worker = App(self.config, vaults=vaults, text_index=text)
             try:
                 try:
-                    report = worker.index(embed=False, progress=progress)
+                    if text.try_write():
+                        report = worker.index(embed=False, progress=progress)
+                    else:  # another process writes the index: follow it, scan the vaults
+                        report = worker.read_indexes()
                 except Exception as error:
                     self.index_error = f"indexing failed: {error}"
                     done(None, self.index_error)
@@ -174,7 +177,7 @@ class Session:
                 elif worker.text_index.try_write():
                     continue  # took the writer over from another process: sync at once
                 else:
-                    worker.text_index.reload()  # another process writes; see its commits
+                    worker.read_indexes()  # another process writes; see its commits
                 side = worker.vectors if worker.text_index.writable else None
                 self.vectors = side  # requests search with it; one model per process
                 if side is not None:
