@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_STORE := build/demo-store
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean vscode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,14 @@ typecheck: $(VENV)/.installed-test
 unit: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
 
+## vscode: the VS Code extension: lint, type-check, tests (also against the server), editors/vscode/lsp-memory-<version>.vsix
+vscode: $(VENV)/.installed-run
+	LSP_MEMORY_SERVER=$(CURDIR)/$(BIN)/lsp-memory LSP_MEMORY_REQUIRE_SERVER=1 editors/vscode/ci.sh
+
 ## bench: the foundation benchmark (slow; see docs/benchmarks.md)
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/foundation.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf editors/vscode/node_modules editors/vscode/dist editors/vscode/*.vsix

@@ -1,0 +1,353 @@
+/**
+ * The extension's commands — Build context, Search memory, Remember selection, Reindex —
+ * each a thin layer over one server command, and the pure pieces they are made of (the
+ * message for a context block, quick pick items for search hits, the text to insert, the
+ * arguments of `lspMemory.rememberSelection`), which the tests check without an editor.
+ */
+
+import * as vscode from "vscode";
+import {
+  SERVER_COMMANDS,
+  isContextBlock,
+  type ContextBlock,
+  type LspRange,
+  type RememberResult,
+  type SearchHit,
+} from "./protocol";
+import { NotRunning, describe, type ServerManager } from "./server";
+import { documentSelector, SECTION } from "./settings";
+
+export const COMMANDS = {
+  buildContext: "lsp-memory.buildContext",
+  search: "lsp-memory.search",
+  rememberSelection: "lsp-memory.rememberSelection",
+  reindex: "lsp-memory.reindex",
+  restartServer: "lsp-memory.restartServer",
+  showOutput: "lsp-memory.showOutput",
+} as const;
+
+export const COPY = "Copy to clipboard";
+export const COPY_REFERENCE = "Copy reference";
+
+// -- pure pieces ------------------------------------------------------------------------------
+
+/** The message shown with a context block: its size against the budget, what was left out
+ * and the warnings; `warning` says whether it deserves a warning rather than information. */
+export function contextSummary(block: ContextBlock): { message: string; warning: boolean } {
+  let message = `lsp-memory: context block of ${block.tokens} / ${block.budget} tokens`;
+  if (block.over_budget) {
+    message += " (over budget: the referenced claims alone exceed it)";
+  }
+  const dropped = block.dropped.length;
+  if (dropped > 0) {
+    message += `; ${dropped} ${dropped === 1 ? "item" : "items"} left out for the budget`;
+  }
+  const warnings = block.warnings;
+  if (warnings.length > 0) {
+    const shown = warnings.slice(0, 2).join("; ");
+    const more = warnings.length > 2 ? `; and ${warnings.length - 2} more` : "";
+    message += `. ${warnings.length === 1 ? "Warning" : `${warnings.length} warnings`}: ${shown}${more}`;
+  }
+  return { message: `${message}.`.replace(/\.\.$/, "."), warning: block.over_budget || warnings.length > 0 };
+}
+
+export interface SearchItem extends vscode.QuickPickItem {
+  hit: SearchHit;
+}
+
+const KIND_ICONS: Record<string, string> = {
+  claim: "$(comment)",
+  context: "$(folder)",
+  entity: "$(person)",
+  note: "$(note)",
+};
+
+/** Quick pick items for search hits, in the server's order. `alwaysShow`: the hits match
+ * by meaning too, so the quick pick must not filter them by the typed words. */
+export function searchItems(hits: readonly SearchHit[]): SearchItem[] {
+  return hits.map((hit) => {
+    const status = hit.status && hit.status !== "active" ? ` · ${hit.status}` : "";
+    return {
+      label: `${KIND_ICONS[hit.kind] ?? "$(symbol-misc)"} ${hit.title || hit.reference}`,
+      description: `${hit.reference}${status}`,
+      detail: hit.snippet || undefined,
+      alwaysShow: true,
+      hit,
+    };
+  });
+}
+
+/**
+ * What to insert for a reference at a cursor with `before` (the line's text up to the
+ * cursor): the reference, taking over an `@` or `[[` already typed for it.
+ * `replace` is how many characters before the cursor it replaces.
+ */
+export function insertion(before: string, reference: string): { text: string; replace: number } {
+  if (reference.startsWith("[[") && before.endsWith("[[")) return { text: reference, replace: 2 };
+  if (reference.startsWith("@") && before.endsWith("@")) return { text: reference, replace: 1 };
+  return { text: reference, replace: 0 };
+}
+
+/** An editor range (a selection) in LSP's shape: both count UTF-16 code units in VS Code,
+ * and the client asks the server for UTF-16 positions. */
+export function lspRange(range: LspRange): LspRange {
+  return {
+    start: { line: range.start.line, character: range.start.character },
+    end: { line: range.end.line, character: range.end.character },
+  };
+}
+
+/** The arguments of `lspMemory.rememberSelection`: the document's URI as the server knows
+ * it, the selection, and whether to replace it with the new claim's reference. */
+export function rememberArguments(
+  uri: string,
+  selection: LspRange,
+  replace: boolean,
+): [string, LspRange, boolean] {
+  return [uri, lspRange(selection), replace];
+}
+
+export interface RememberChoice extends vscode.QuickPickItem {
+  replace: boolean;
+}
+
+/** The same two choices as the server's "Remember selection" code actions. */
+export const REMEMBER_CHOICES: readonly RememberChoice[] = [
+  { label: "Remember selection as a claim", replace: false },
+  { label: "Remember selection as a claim and replace it with its reference", replace: true },
+];
+
+/** The message after remembering. */
+export function rememberedMessage(result: RememberResult, replace: boolean): string {
+  let message = `lsp-memory: remembered as ${result.reference}`;
+  if (replace && result.replaced === true) message += "; the selection now references it";
+  if (replace && result.replaced === false) message += "; the selection was not replaced";
+  return `${message}.`;
+}
+
+// -- the commands -----------------------------------------------------------------------------
+
+export class Commands {
+  constructor(private readonly server: ServerManager) {}
+
+  register(): vscode.Disposable[] {
+    const add = (id: string, run: () => Promise<void>) =>
+      vscode.commands.registerCommand(id, () => run().catch((error: unknown) => this.report(error)));
+    return [
+      add(COMMANDS.buildContext, () => this.buildContext()),
+      add(COMMANDS.search, () => this.search()),
+      add(COMMANDS.rememberSelection, () => this.rememberSelection()),
+      add(COMMANDS.reindex, () => this.reindex()),
+      add(COMMANDS.restartServer, () => this.server.restart()),
+      add(COMMANDS.showOutput, () => {
+        this.server.output.show(true);
+        return Promise.resolve();
+      }),
+    ];
+  }
+
+  /** Builds the active document's context block, opens it beside the editor and offers to
+   * copy it. */
+  async buildContext(): Promise<void> {
+    const editor = this.servedEditor("build its context block");
+    if (editor === undefined) return;
+    const result = await this.server.execute<unknown>(SERVER_COMMANDS.buildContext, [
+      this.server.uri(editor.document.uri),
+    ]);
+    if (!isContextBlock(result)) {
+      throw new Error("the server's answer to lspMemory.buildContext is not a context block");
+    }
+    await showContextBlock(result);
+  }
+
+  /** A quick pick over the hybrid search, as the user types; the chosen reference is
+   * inserted at the cursor of the editor that was active. */
+  async search(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const hit = await pickHit((query) =>
+      this.server.execute<SearchHit[]>(SERVER_COMMANDS.search, [query, "all", 20]),
+    );
+    if (hit === undefined) return;
+    if (editor === undefined || editor.document.isClosed) {
+      await vscode.env.clipboard.writeText(hit.reference);
+      void vscode.window.showInformationMessage(
+        `lsp-memory: ${hit.reference} copied (no editor to insert it in).`,
+      );
+      return;
+    }
+    await insertReference(editor, hit.reference);
+  }
+
+  /** Stores the selection as a claim, replacing it with the claim's reference if the user
+   * chooses so. */
+  async rememberSelection(): Promise<void> {
+    const editor = this.servedEditor("remember a selection");
+    if (editor === undefined) return;
+    const selection = editor.selection;
+    if (selection.isEmpty || editor.document.getText(selection).trim() === "") {
+      void vscode.window.showWarningMessage("lsp-memory: select the text to remember first.");
+      return;
+    }
+    const choice = await vscode.window.showQuickPick(REMEMBER_CHOICES, {
+      title: "lsp-memory: Remember selection",
+    });
+    if (choice === undefined) return;
+    const args = rememberArguments(this.server.uri(editor.document.uri), selection, choice.replace);
+    const result = await this.server.execute<RememberResult>(SERVER_COMMANDS.rememberSelection, args);
+    await showRemembered(result, choice.replace);
+  }
+
+  async reindex(): Promise<void> {
+    await this.server.execute(SERVER_COMMANDS.reindex, []);
+    vscode.window.setStatusBarMessage("lsp-memory: reindexing the store and the vaults…", 4000);
+  }
+
+  /** Middleware for the server's commands run from the editor (the code lens runs
+   * `lspMemory.buildContext`, the code actions `lspMemory.rememberSelection`): their
+   * results are shown like the extension's own commands show them. */
+  async afterServerCommand(command: string, args: unknown[], result: unknown): Promise<void> {
+    if (command === SERVER_COMMANDS.buildContext && isContextBlock(result)) {
+      await showContextBlock(result);
+    } else if (command === SERVER_COMMANDS.rememberSelection && isRemembered(result)) {
+      await showRemembered(result, args[2] === true);
+    }
+  }
+
+  /** Says what went wrong, in one message. */
+  report(error: unknown): void {
+    if (error instanceof NotRunning) {
+      void vscode.window
+        .showErrorMessage(`lsp-memory: ${error.message}.`, "Restart")
+        .then((action) => (action === "Restart" ? this.server.restart() : undefined));
+      return;
+    }
+    void vscode.window.showErrorMessage(`lsp-memory: ${describe(error)}`);
+  }
+
+  private servedEditor(what: string): vscode.TextEditor | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      void vscode.window.showWarningMessage(`lsp-memory: open a document to ${what}.`);
+      return undefined;
+    }
+    const selector = documentSelector(vscode.workspace.getConfiguration(SECTION));
+    if (vscode.languages.match(selector, editor.document) === 0) {
+      void vscode.window.showWarningMessage(
+        `lsp-memory: this document is not served by lsp-memory (language "${editor.document.languageId}"); see the setting lspMemory.documentSelector.`,
+      );
+      return undefined;
+    }
+    return editor;
+  }
+}
+
+/** Opens a context block's Markdown in a new document beside the editor and offers to copy
+ * it, with its size, what was left out and its warnings. */
+export async function showContextBlock(block: ContextBlock): Promise<void> {
+  const { message, warning } = contextSummary(block);
+  if (block.markdown.trim() !== "") {
+    const document = await vscode.workspace.openTextDocument({
+      language: "markdown",
+      content: block.markdown,
+    });
+    await vscode.window.showTextDocument(document, {
+      viewColumn: vscode.ViewColumn.Beside,
+      preview: false,
+      preserveFocus: true,
+    });
+  }
+  const show = warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const action = block.markdown.trim() !== "" ? await show(message, COPY) : await show(message);
+  if (action === COPY) {
+    await vscode.env.clipboard.writeText(block.markdown);
+    vscode.window.setStatusBarMessage("lsp-memory: context block copied", 3000);
+  }
+}
+
+async function showRemembered(result: RememberResult, replace: boolean): Promise<void> {
+  const message = rememberedMessage(result, replace);
+  const action =
+    replace && result.replaced === true
+      ? await vscode.window.showInformationMessage(message)
+      : await vscode.window.showInformationMessage(message, COPY_REFERENCE);
+  if (action === COPY_REFERENCE) {
+    await vscode.env.clipboard.writeText(result.reference);
+  }
+}
+
+function isRemembered(value: unknown): value is RememberResult {
+  return (
+    typeof value === "object" && value !== null && typeof (value as RememberResult).reference === "string"
+  );
+}
+
+/** Inserts a reference at every cursor of the editor (replacing selected text, and an `@`
+ * or `[[` typed just before the cursor). */
+export async function insertReference(editor: vscode.TextEditor, reference: string): Promise<boolean> {
+  const document = editor.document;
+  return editor.edit((builder) => {
+    for (const selection of editor.selections) {
+      const before = document.lineAt(selection.start.line).text.slice(0, selection.start.character);
+      const { text, replace } = insertion(selection.isEmpty ? before : "", reference);
+      const start = selection.start.translate(0, -replace);
+      builder.replace(new vscode.Range(start, selection.end), text);
+    }
+  });
+}
+
+const TITLE = "lsp-memory: Search memory";
+
+/** How long the quick pick waits after a keystroke before it searches. */
+export const SEARCH_DELAY_MS = 150;
+
+/**
+ * Shows a quick pick that searches as the user types (debounced; an answer to an older query
+ * is dropped) and resolves to the chosen hit, or `undefined` when dismissed.
+ */
+export function pickHit(search: (query: string) => Promise<SearchHit[]>): Promise<SearchHit | undefined> {
+  return new Promise((resolve) => {
+    const pick = vscode.window.createQuickPick<SearchItem>();
+    pick.title = TITLE;
+    pick.placeholder = "Search claims, contexts, entities and notes, by words or meaning";
+    pick.matchOnDescription = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let asked = 0;
+    let done = false;
+    const finish = (hit: SearchHit | undefined) => {
+      if (done) return;
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+      resolve(hit);
+      pick.dispose();
+    };
+    const run = async (query: string, number: number) => {
+      try {
+        const hits = await search(query);
+        if (number !== asked || done) return;
+        pick.items = searchItems(hits);
+        pick.title = hits.length === 0 ? `${TITLE}: nothing found for "${query}"` : TITLE;
+      } catch (error) {
+        if (number !== asked || done) return;
+        pick.items = [];
+        pick.title = `${TITLE}: ${describe(error)}`;
+      } finally {
+        if (number === asked) pick.busy = false;
+      }
+    };
+    pick.onDidChangeValue((value) => {
+      if (timer !== undefined) clearTimeout(timer);
+      const query = value.trim();
+      const number = ++asked;
+      if (query === "") {
+        pick.items = [];
+        pick.busy = false;
+        return;
+      }
+      pick.busy = true;
+      timer = setTimeout(() => void run(query, number), SEARCH_DELAY_MS);
+    });
+    pick.onDidAccept(() => finish(pick.selectedItems[0]?.hit));
+    pick.onDidHide(() => finish(undefined));
+    pick.show();
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * What the extension asks of the server: the server's `workspace/executeCommand` commands
+ * (lsp_memory/lsp/features/commands.py) and the shapes of their results, as far as the
+ * extension reads them.
+ */
+
+export const SERVER_COMMANDS = {
+  search: "lspMemory.search",
+  addClaim: "lspMemory.addClaim",
+  rememberSelection: "lspMemory.rememberSelection",
+  reindex: "lspMemory.reindex",
+  buildContext: "lspMemory.buildContext",
+} as const;
+
+/** The title of the server's work-done progress while it indexes. */
+export const INDEXING_TITLE = "lsp-memory: indexing";
+
+/** `lspMemory.search` → a list of these, best first. */
+export interface SearchHit {
+  id: string;
+  kind: string;
+  key: string;
+  title: string;
+  snippet: string;
+  status: string;
+  score: number;
+  /** The text to insert: `@friendly_id` for a record, `[[Title]]` for a note. */
+  reference: string;
+}
+
+/** `lspMemory.rememberSelection` and `lspMemory.addClaim` → the new claim and more. */
+export interface RememberResult {
+  statement?: string;
+  reference: string;
+  replaced?: boolean;
+}
+
+/** An item `build-context` left out. */
+export interface DroppedItem {
+  section?: string;
+  kind?: string;
+  id?: string;
+  tokens?: number;
+  reason?: string;
+}
+
+/** `lspMemory.buildContext` → the context block (SPEC §6, `build-context --format json`). */
+export interface ContextBlock {
+  budget: number;
+  tokens: number;
+  over_budget: boolean;
+  markdown: string;
+  warnings: string[];
+  dropped: DroppedItem[];
+}
+
+/** An LSP range, zero-based, in the client's position units (UTF-16 for VS Code). */
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+/** Whether a server answer looks like a context block (the code lens passes it along). */
+export function isContextBlock(value: unknown): value is ContextBlock {
+  if (typeof value !== "object" || value === null) return false;
+  const block = value as Record<string, unknown>;
+  return typeof block.markdown === "string" && typeof block.tokens === "number";
+}

@@ -1,0 +1,405 @@
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import {
+  COMMANDS,
+  COPY,
+  COPY_REFERENCE,
+  Commands,
+  REMEMBER_CHOICES,
+  contextSummary,
+  insertReference,
+  insertion,
+  pickHit,
+  rememberArguments,
+  rememberedMessage,
+  searchItems,
+  showContextBlock,
+  SEARCH_DELAY_MS,
+} from "../src/commands";
+import type { ContextBlock, SearchHit } from "../src/protocol";
+import { NotRunning, type ServerManager } from "../src/server";
+import { Position, Selection, TextEditor, makeDocument, reset, state } from "./vscode";
+
+const block: ContextBlock = {
+  budget: 1500,
+  tokens: 1485,
+  over_budget: false,
+  markdown: "## User memory\n- [REFERENCED @prefer_morning_a3f2] I prefer deep work in the morning\n",
+  warnings: [],
+  dropped: [],
+};
+
+function hit(reference: string, kind = "claim", extra: Partial<SearchHit> = {}): SearchHit {
+  return {
+    id: reference,
+    kind,
+    key: reference.replace(/^@/, ""),
+    title: `title of ${reference}`,
+    snippet: `snippet of ${reference}`,
+    status: "active",
+    score: 1,
+    reference,
+    ...extra,
+  };
+}
+
+/** A stand-in for the server manager: `execute` answers from `answers` by command. */
+function fakeServer(answers: Record<string, unknown> = {}) {
+  const execute = vi.fn((command: string, _args: unknown[]) => {
+    const answer = answers[command];
+    return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+  });
+  const restart = vi.fn(() => Promise.resolve());
+  const server = {
+    execute,
+    restart,
+    uri: (uri: { toString(): string }) => uri.toString(),
+    output: { show: vi.fn() },
+  };
+  return { server, commands: new Commands(server as unknown as ServerManager), execute, restart };
+}
+
+beforeEach(reset);
+
+describe("the context block", () => {
+  test("size against the budget", () => {
+    expect(contextSummary(block)).toEqual({
+      message: "lsp-memory: context block of 1485 / 1500 tokens.",
+      warning: false,
+    });
+  });
+
+  test("over budget, dropped items and warnings make a warning", () => {
+    const summary = contextSummary({
+      ...block,
+      tokens: 1700,
+      over_budget: true,
+      dropped: [{ id: "projects/alpha-kickoff.md" }, { id: "[[Missing Note]]" }],
+      warnings: ["@no_such_thing: No memory or context found", "[[Missing Note]]: Note not found", "third"],
+    });
+    expect(summary.warning).toBe(true);
+    expect(summary.message).toBe(
+      "lsp-memory: context block of 1700 / 1500 tokens (over budget: the referenced claims alone exceed it); " +
+        "2 items left out for the budget. 3 warnings: @no_such_thing: No memory or context found; " +
+        "[[Missing Note]]: Note not found; and 1 more.",
+    );
+    expect(contextSummary({ ...block, dropped: [{}], warnings: ["one."] }).message).toBe(
+      "lsp-memory: context block of 1485 / 1500 tokens; 1 item left out for the budget. Warning: one.",
+    );
+  });
+
+  test("opens as a new Markdown document beside the editor; Copy puts it on the clipboard", async () => {
+    state.answers.push(COPY);
+    await showContextBlock(block);
+    expect(state.opened).toHaveLength(1);
+    const { document, options } = state.opened[0]!;
+    expect(document.languageId).toBe("markdown");
+    expect(document.uri.scheme).toBe("untitled");
+    expect(document.getText()).toBe(block.markdown);
+    expect(options).toEqual({ viewColumn: -2, preview: false, preserveFocus: true });
+    expect(state.shown).toEqual([
+      { level: "information", message: "lsp-memory: context block of 1485 / 1500 tokens.", actions: [COPY] },
+    ]);
+    expect(state.clipboard).toBe(block.markdown);
+  });
+
+  test("warnings show as a warning message; an empty block opens nothing", async () => {
+    await showContextBlock({ ...block, warnings: ["w"] });
+    expect(state.shown[0]!.level).toBe("warning");
+    expect(state.clipboard).toBe("");
+    await showContextBlock({ ...block, markdown: "", tokens: 0 });
+    expect(state.opened).toHaveLength(1);
+    expect(state.shown[1]!.actions).toEqual([]);
+  });
+
+  test("Build context runs lspMemory.buildContext on the active document", async () => {
+    const document = makeDocument("Plan with @project_alpha\n");
+    state.activeTextEditor = new TextEditor(document);
+    const { commands, execute } = fakeServer({ "lspMemory.buildContext": block });
+    await commands.buildContext();
+    expect(execute).toHaveBeenCalledWith("lspMemory.buildContext", ["file:///notes/prompt.md"]);
+    expect(state.opened[0]!.document.getText()).toBe(block.markdown);
+  });
+
+  test("Build context on a document the server does not serve says so", async () => {
+    state.activeTextEditor = new TextEditor(makeDocument("x = 1\n", "python", "file:///a.py"));
+    const { commands, execute } = fakeServer();
+    await commands.buildContext();
+    expect(execute).not.toHaveBeenCalled();
+    expect(state.shown[0]!.message).toContain("not served by lsp-memory");
+    expect(state.shown[0]!.message).toContain("lspMemory.documentSelector");
+  });
+
+  test("the code lens's lspMemory.buildContext result is shown the same way", async () => {
+    const { commands } = fakeServer();
+    await commands.afterServerCommand("lspMemory.buildContext", ["file:///notes/prompt.md"], block);
+    expect(state.opened).toHaveLength(1);
+    await commands.afterServerCommand("lspMemory.reindex", [], { status: "started" });
+    expect(state.opened).toHaveLength(1);
+  });
+});
+
+describe("search", () => {
+  test("hits → quick pick items that the quick pick does not filter out", () => {
+    const items = searchItems([
+      hit("@prefer_morning_a3f2"),
+      hit("[[Project Alpha Kickoff]]", "note", { title: "Project Alpha Kickoff", snippet: "" }),
+      hit("@old_claim_1234", "claim", { status: "archived" }),
+      hit("@alice_person_entity", "entity"),
+      hit("@project_alpha", "context"),
+      hit("@x", "something-new"),
+    ]);
+    expect(items[0]).toMatchObject({
+      label: "$(comment) title of @prefer_morning_a3f2",
+      description: "@prefer_morning_a3f2",
+      detail: "snippet of @prefer_morning_a3f2",
+      alwaysShow: true,
+    });
+    expect(items[1]).toMatchObject({
+      label: "$(note) Project Alpha Kickoff",
+      description: "[[Project Alpha Kickoff]]",
+    });
+    expect(items[1]!.detail).toBeUndefined();
+    expect(items[2]!.description).toBe("@old_claim_1234 · archived");
+    expect(items.slice(3).map((item) => item.label.split(" ")[0])).toEqual([
+      "$(person)",
+      "$(folder)",
+      "$(symbol-misc)",
+    ]);
+    expect(items.every((item) => item.alwaysShow)).toBe(true);
+    expect(items[0]!.hit.reference).toBe("@prefer_morning_a3f2");
+  });
+
+  test("insertion takes over an @ or [[ typed before the cursor", () => {
+    expect(insertion("see ", "@prefer_morning_a3f2")).toEqual({ text: "@prefer_morning_a3f2", replace: 0 });
+    expect(insertion("see @", "@prefer_morning_a3f2")).toEqual({ text: "@prefer_morning_a3f2", replace: 1 });
+    expect(insertion("see [[", "[[Project Alpha]]")).toEqual({ text: "[[Project Alpha]]", replace: 2 });
+    expect(insertion("see @", "[[Project Alpha]]")).toEqual({ text: "[[Project Alpha]]", replace: 0 });
+    expect(insertion("see [", "[[Project Alpha]]")).toEqual({ text: "[[Project Alpha]]", replace: 0 });
+  });
+
+  test("insertReference writes at every cursor and replaces selected text", async () => {
+    const document = makeDocument("a @\nb selected c\n");
+    const editor = new TextEditor(document);
+    editor.selections = [
+      new Selection(new Position(0, 3), new Position(0, 3)),
+      new Selection(new Position(1, 2), new Position(1, 10)),
+    ];
+    await insertReference(editor as never, "@prefer_morning_a3f2");
+    expect(document.getText()).toBe("a @prefer_morning_a3f2\nb @prefer_morning_a3f2 c\n");
+  });
+
+  describe("the quick pick", () => {
+    beforeEach(() => {
+      vi.useFakeTimers();
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    test("searches once the user stops typing, and resolves to the chosen hit", async () => {
+      const search = vi.fn((query: string) => Promise.resolve([hit(`@${query}_1`), hit(`@${query}_2`)]));
+      const chosen = pickHit(search);
+      const pick = state.quickPicks[0]!;
+      expect(pick.visible).toBe(true);
+      pick.type("al");
+      pick.type("alp");
+      pick.type("alpha ");
+      expect(pick.busy).toBe(true);
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS - 1);
+      expect(search).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(search).toHaveBeenCalledTimes(1);
+      expect(search).toHaveBeenCalledWith("alpha");
+      expect(pick.items.map((item) => item.description)).toEqual(["@alpha_1", "@alpha_2"]);
+      expect(pick.busy).toBe(false);
+      pick.accept(1);
+      expect(await chosen).toMatchObject({ reference: "@alpha_2" });
+      expect(pick.disposed).toBe(true);
+    });
+
+    test("an answer to an older query is dropped", async () => {
+      let release: (hits: SearchHit[]) => void = () => undefined;
+      const search = vi.fn((query: string) =>
+        query === "slow"
+          ? new Promise<SearchHit[]>((resolve) => {
+              release = resolve;
+            })
+          : Promise.resolve([hit("@fast")]),
+      );
+      void pickHit(search);
+      const pick = state.quickPicks[0]!;
+      pick.type("slow");
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      pick.type("fast");
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      release([hit("@slow")]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(pick.items.map((item) => item.description)).toEqual(["@fast"]);
+    });
+
+    test("an error or no hits shows in the title; hiding resolves to nothing", async () => {
+      const search = vi.fn((query: string) =>
+        query === "bad"
+          ? Promise.reject(new Error("lsp-memory is not initialized yet"))
+          : Promise.resolve([]),
+      );
+      const chosen = pickHit(search);
+      const pick = state.quickPicks[0]!;
+      pick.type("bad");
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      expect(pick.title).toBe("lsp-memory: Search memory: lsp-memory is not initialized yet");
+      pick.type("nothing");
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      expect(pick.title).toBe('lsp-memory: Search memory: nothing found for "nothing"');
+      pick.type("  ");
+      expect(pick.items).toEqual([]);
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      expect(search).toHaveBeenCalledTimes(2);
+      pick.hide();
+      expect(await chosen).toBeUndefined();
+    });
+  });
+
+  test("Search memory inserts the chosen reference at the cursor", async () => {
+    vi.useFakeTimers();
+    try {
+      const document = makeDocument("Ask @\n");
+      state.activeTextEditor = new TextEditor(
+        document,
+        new Selection(new Position(0, 5), new Position(0, 5)),
+      );
+      const { commands, execute } = fakeServer({ "lspMemory.search": [hit("@prefer_morning_a3f2")] });
+      const done = commands.search();
+      const pick = state.quickPicks[0]!;
+      pick.type("morning");
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      expect(execute).toHaveBeenCalledWith("lspMemory.search", ["morning", "all", 20]);
+      pick.accept(0);
+      await done;
+      expect(document.getText()).toBe("Ask @prefer_morning_a3f2\n");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("remember selection", () => {
+  test("the editor selection becomes an LSP range (start before end, UTF-16 columns)", () => {
+    const reversed = new Selection(new Position(2, 7), new Position(1, 3));
+    expect(rememberArguments("file:///notes/a.md", reversed, true)).toEqual([
+      "file:///notes/a.md",
+      { start: { line: 1, character: 3 }, end: { line: 2, character: 7 } },
+      true,
+    ]);
+  });
+
+  test("asks, like the code actions, then runs lspMemory.rememberSelection", async () => {
+    const document = makeDocument("I 🙂 prefer tea over coffee\n");
+    state.activeTextEditor = new TextEditor(document, new Selection(new Position(0, 5), new Position(0, 27)));
+    state.picks.push(1);
+    const { commands, execute } = fakeServer({
+      "lspMemory.rememberSelection": { reference: "@prefer_tea_1a2b", replaced: true },
+    });
+    await commands.rememberSelection();
+    expect(execute).toHaveBeenCalledWith("lspMemory.rememberSelection", [
+      "file:///notes/prompt.md",
+      { start: { line: 0, character: 5 }, end: { line: 0, character: 27 } },
+      true,
+    ]);
+    expect(state.shown).toEqual([
+      {
+        level: "information",
+        message: "lsp-memory: remembered as @prefer_tea_1a2b; the selection now references it.",
+        actions: [],
+      },
+    ]);
+  });
+
+  test("without replacing, the message offers to copy the reference", async () => {
+    state.activeTextEditor = new TextEditor(
+      makeDocument("tea\n"),
+      new Selection(new Position(0, 0), new Position(0, 3)),
+    );
+    state.picks.push(0);
+    state.answers.push(COPY_REFERENCE);
+    const { commands, execute } = fakeServer({
+      "lspMemory.rememberSelection": { reference: "@tea_1a2b", replaced: false },
+    });
+    await commands.rememberSelection();
+    expect(execute.mock.calls[0]![1][2]).toBe(false);
+    expect(state.shown[0]).toEqual({
+      level: "information",
+      message: "lsp-memory: remembered as @tea_1a2b.",
+      actions: [COPY_REFERENCE],
+    });
+    expect(state.clipboard).toBe("@tea_1a2b");
+  });
+
+  test("an empty selection or a dismissed choice sends nothing", async () => {
+    state.activeTextEditor = new TextEditor(
+      makeDocument("   \n"),
+      new Selection(new Position(0, 0), new Position(0, 3)),
+    );
+    const { commands, execute } = fakeServer();
+    await commands.rememberSelection();
+    expect(state.shown[0]!.message).toBe("lsp-memory: select the text to remember first.");
+    state.activeTextEditor = new TextEditor(
+      makeDocument("tea\n"),
+      new Selection(new Position(0, 0), new Position(0, 3)),
+    );
+    await commands.rememberSelection(); // no pick queued: dismissed
+    expect(execute).not.toHaveBeenCalled();
+  });
+
+  test("messages", () => {
+    expect(rememberedMessage({ reference: "@a" }, true)).toBe("lsp-memory: remembered as @a.");
+    expect(rememberedMessage({ reference: "@a", replaced: false }, true)).toBe(
+      "lsp-memory: remembered as @a; the selection was not replaced.",
+    );
+    expect(REMEMBER_CHOICES.map((choice) => choice.replace)).toEqual([false, true]);
+  });
+
+  test("the code actions' results are reported too", async () => {
+    const { commands } = fakeServer();
+    await commands.afterServerCommand("lspMemory.rememberSelection", ["file:///a.md", {}, true], {
+      reference: "@a",
+      replaced: true,
+    });
+    expect(state.shown[0]!.message).toBe("lsp-memory: remembered as @a; the selection now references it.");
+  });
+});
+
+describe("the commands", () => {
+  test("registered under lsp-memory.*, apart from the server's lspMemory.* ones", () => {
+    const { commands } = fakeServer();
+    commands.register();
+    expect([...state.commands.keys()].sort()).toEqual(Object.values(COMMANDS).sort());
+    expect(Object.values(COMMANDS).every((id) => id.startsWith("lsp-memory."))).toBe(true);
+  });
+
+  test("Reindex asks the server and says so in the status bar", async () => {
+    const { commands, execute } = fakeServer({ "lspMemory.reindex": { status: "started" } });
+    await commands.reindex();
+    expect(execute).toHaveBeenCalledWith("lspMemory.reindex", []);
+    expect(state.statusMessages).toEqual(["lsp-memory: reindexing the store and the vaults…"]);
+  });
+
+  test("a command without a running server offers Restart", async () => {
+    const { commands, restart } = fakeServer({ "lspMemory.reindex": new NotRunning() });
+    commands.register();
+    state.answers.push("Restart");
+    await state.commands.get(COMMANDS.reindex)!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(state.shown).toEqual([
+      { level: "error", message: "lsp-memory: the language server is not running.", actions: ["Restart"] },
+    ]);
+    expect(restart).toHaveBeenCalledTimes(1);
+  });
+
+  test("a server error is one message", async () => {
+    const { commands } = fakeServer({ "lspMemory.reindex": new Error("database is locked") });
+    commands.register();
+    await state.commands.get(COMMANDS.reindex)!();
+    expect(state.shown).toEqual([{ level: "error", message: "lsp-memory: database is locked", actions: [] }]);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * package.json against the code and the server: every server option is a setting with the
+ * server's key name and an unset (`null`) default; every command is contributed; the VS Code
+ * version is the one vscode-languageclient needs. Where the repository's Python source is
+ * there, the settings, diagnostic kinds and tiers are checked against the server's own lists.
+ */
+
+import { existsSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, test } from "vitest";
+import { COMMANDS } from "../src/commands";
+import { CLIENT_KEYS, DEFAULT_COMMAND, DEFAULT_LANGUAGES, SECTION, SERVER_KEYS } from "../src/settings";
+
+interface Property {
+  default: unknown;
+  type: string | string[];
+  properties?: Record<string, Property & { enum?: string[] }>;
+}
+
+const manifest = JSON.parse(readFileSync(path.join(__dirname, "../package.json"), "utf8")) as {
+  main: string;
+  engines: { vscode: string };
+  activationEvents: string[];
+  devDependencies: Record<string, string>;
+  dependencies: Record<string, string>;
+  contributes: {
+    commands: { command: string; title: string; category: string }[];
+    configuration: { properties: Record<string, Property> };
+  };
+};
+const properties = manifest.contributes.configuration.properties;
+const CONFIG_PY = path.join(__dirname, "../../../lsp_memory/config.py");
+const HAVE_SERVER_SOURCE = existsSync(CONFIG_PY);
+
+test("every server option is a setting under its server name, unset by default", () => {
+  for (const key of SERVER_KEYS) {
+    const property = properties[`${SECTION}.${key}`];
+    expect(property, key).toBeDefined();
+    expect(property!.default, key).toBeNull();
+    expect(property!.type, key).toContain("null");
+  }
+});
+
+test("the extension's own settings; nothing else", () => {
+  expect(properties[`${SECTION}.serverCommand`]!.default).toEqual(DEFAULT_COMMAND);
+  expect(properties[`${SECTION}.serverPath`]!.default).toBe("");
+  expect(properties[`${SECTION}.documentSelector`]!.default).toEqual(DEFAULT_LANGUAGES);
+  const known = new Set<string>(
+    [...SERVER_KEYS, ...CLIENT_KEYS, "trace.server"].map((key) => `${SECTION}.${key}`),
+  );
+  expect(Object.keys(properties).filter((key) => !known.has(key))).toEqual([]);
+});
+
+test("every command is contributed, titled for the palette", () => {
+  const contributed = manifest.contributes.commands.map((command) => command.command).sort();
+  expect(contributed).toEqual(Object.values(COMMANDS).sort());
+  expect(manifest.contributes.commands.every((command) => command.category === "lsp-memory")).toBe(true);
+  const titles = manifest.contributes.commands.map((command) => command.title);
+  expect(titles).toEqual(
+    expect.arrayContaining([
+      "Build context",
+      "Search memory",
+      "Remember selection",
+      "Reindex",
+      "Restart server",
+    ]),
+  );
+});
+
+test("VS Code ^1.91.0 (vscode-languageclient 11), the bundle, Markdown and plain text", () => {
+  expect(manifest.engines.vscode).toBe("^1.91.0");
+  expect(manifest.devDependencies["@types/vscode"]).toBe("~1.91.0");
+  expect(manifest.dependencies["vscode-languageclient"]).toMatch(/^\^11\./);
+  expect(manifest.main).toBe("./dist/extension.js");
+  expect(manifest.activationEvents).toEqual(
+    expect.arrayContaining(["onLanguage:markdown", "onLanguage:plaintext"]),
+  );
+});
+
+describe.skipIf(!HAVE_SERVER_SOURCE)("against the server's lsp_memory/config.py", () => {
+  const source = HAVE_SERVER_SOURCE ? readFileSync(CONFIG_PY, "utf8") : "";
+  const block = (name: string) => {
+    const match = new RegExp(
+      `^${name}[^=]*= [^\\n]*\\n([\\s\\S]*?)^\\)|^${name}[^=]*= \\{([\\s\\S]*?)^\\}`,
+      "m",
+    ).exec(source);
+    if (match === null) throw new Error(`${name} not found in config.py`);
+    return match[1] ?? match[2] ?? "";
+  };
+  const keys = (text: string) => [...text.matchAll(/^\s+"([\w-]+)":/gm)].map((m) => m[1]);
+
+  test("the settings are the server's", () => {
+    expect([...SERVER_KEYS].sort()).toEqual(keys(block("_PARSERS")).sort());
+  });
+
+  test("the diagnostic kinds and levels are the server's", () => {
+    const severities = properties[`${SECTION}.severities`]!.properties!;
+    expect(Object.keys(severities).sort()).toEqual(keys(block("DIAGNOSTIC_SEVERITIES")).sort());
+    const levels = /^SEVERITY_LEVELS = \(([^)]*)\)/m
+      .exec(source)![1]!
+      .match(/"(\w+)"/g)!
+      .map((l) => l.slice(1, -1));
+    for (const property of Object.values(severities)) expect(property.enum).toEqual(levels);
+  });
+
+  test("the tiers and their keys are the server's", () => {
+    const tiers = properties[`${SECTION}.tiers`]!.properties!;
+    const server: Record<string, string[]> = {};
+    for (const m of block("_TIER_KEYS").matchAll(/"(\w+)": \(([^)]*)\)/g)) {
+      server[m[1]!] = m[2]!.match(/"(\w+)"/g)!.map((k) => k.slice(1, -1));
+    }
+    expect(Object.keys(server)).toHaveLength(4);
+    expect(
+      Object.fromEntries(
+        Object.entries(tiers).map(([name, spec]) => [name, Object.keys(spec.properties ?? {})]),
+      ),
+    ).toEqual(server);
+  });
+});
