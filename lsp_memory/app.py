@@ -134,10 +134,13 @@ class App:
         full: bool = False,
         embed: bool = True,
         progress: Progress | None = None,
+        scan: bool = True,
     ) -> IndexReport:
         """Bring the indexes up to date with the store and the vaults: text at once, then
-        (with ``embed``) the embedding queue drained. Needs the index writer; when another
-        process holds it, that process keeps the index current and this one only reads."""
+        (with ``embed``) the embedding queue drained. Without ``scan`` only the store's
+        changes are followed (a vault is still scanned the first time). Needs the index
+        writer; when another process holds it, that process keeps the index current and this
+        one only reads."""
         text = self.text_index
         if not text.try_write():
             raise UserError(
@@ -150,8 +153,10 @@ class App:
         gone: list[str] = []
         first: list[Vault] = []
         for vault in self.vaults:
+            if not (scan or everything or id(vault) not in self._scanned):
+                continue
             scanned = vault.scan()
-            self.warnings += list(scanned.warnings)
+            self.warnings += [w for w in scanned.warnings if w not in self.warnings]
             if everything or id(vault) not in self._scanned:
                 first.append(vault)
                 notes += list(vault.notes.values())
@@ -188,11 +193,11 @@ class App:
         report.warnings = self.warnings
         return report
 
-    def read_indexes(self) -> IndexReport:
+    def read_indexes(self, *, scan: bool = True) -> IndexReport:
         """What a process that does not write the index does instead of ``index``: bring its
-        vaults up to date (links, completion, backlinks are its own) and read the writer's
-        latest commit."""
-        warnings = [warning for vault in self.vaults for warning in vault.scan().warnings]
+        vaults up to date (links, completion, backlinks are its own; with ``scan``) and read
+        the writer's latest commit."""
+        warnings = [w for vault in self.vaults if scan for w in vault.scan().warnings]
         self.text_index.reload()
         return IndexReport(SyncReport(), warnings=warnings)
 

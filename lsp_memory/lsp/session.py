@@ -7,6 +7,7 @@ own SQLite connection.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,11 @@ from lsp_memory.services.tokens import o200k
 Progress = Callable[[str, int, int], None]
 SYNC_SECONDS = 2.0
 """How often the indexing thread looks for changes nobody told it about (the CLI's writes)."""
+RESCAN_FACTOR = 10
+"""The vaults are rescanned unasked at most every ``RESCAN_FACTOR`` times the last scan's
+duration (and every ``SYNC_SECONDS`` at the most): on 10 000 notes a sync with a rescan took
+~0.4 s of the GIL, and rescanning every 2 s slowed every request (docs/benchmarks.md). File
+events from the editor and ``reindex`` rescan at once."""
 
 
 class Session:
@@ -42,6 +48,7 @@ class Session:
         self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
+        self._files = threading.Event()  # the vaults changed: rescan on the next sync
         self._stop = threading.Event()
         self.vectors: VectorSide | None = None  # the indexing thread's, once loaded
         self._edits: dict[Path, str | None] = {}  # open notes' latest unsaved text
@@ -166,18 +173,27 @@ class Session:
 
     def _follow(self, worker: App) -> None:
         """The indexing thread's loop after the first sync, until ``close``."""
+        next_scan = 0.0
         while not self._stop.is_set():
             try:
                 with self._edits_lock:
                     edits, self._edits = self._edits, {}
                 if edits:
                     worker.index_buffers(edits)
+                started = time.monotonic()
+                scan = self._files.is_set() or started >= next_scan
+                if scan:
+                    self._files.clear()
                 if worker.text_index.writable:
-                    worker.index(embed=False)
+                    worker.index(embed=False, scan=scan)
                 elif worker.text_index.try_write():
+                    self._files.set()
                     continue  # took the writer over from another process: sync at once
                 else:
-                    worker.read_indexes()  # another process writes; see its commits
+                    worker.read_indexes(scan=scan)  # another process writes: follow it
+                if scan:
+                    took = time.monotonic() - started
+                    next_scan = time.monotonic() + max(SYNC_SECONDS, RESCAN_FACTOR * took)
                 side = worker.vectors if worker.text_index.writable else None
                 self.vectors = side  # requests search with it; one model per process
                 if side is not None:
@@ -197,8 +213,11 @@ class Session:
             self._edits[path] = text
         self.poke()
 
-    def poke(self) -> None:
-        """Ask the indexing thread to sync now (a file changed, a claim was added)."""
+    def poke(self, *, files: bool = False) -> None:
+        """Ask the indexing thread to sync now (a claim was added); with ``files``, to
+        rescan the vaults too (the editor reported changed files)."""
+        if files:
+            self._files.set()
         self._wake.set()
 
     def close(self) -> None:

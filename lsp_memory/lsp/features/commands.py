@@ -152,7 +152,7 @@ def register(server: MemoryServer) -> None:
 
     @command("lspMemory.reindex")
     def reindex(ls: LanguageServer, *_args: Any) -> dict[str, str]:
-        _session(ls).poke()
+        _session(ls).poke(files=True)
         return {"status": "started"}
 
     @command("lspMemory.buildContext")

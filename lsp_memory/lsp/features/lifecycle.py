@@ -95,7 +95,7 @@ def register(server: MemoryServer) -> None:
     def files_changed(ls: MemoryServer, _params: types.DidChangeWatchedFilesParams) -> None:
         # The indexing thread rescans: stat-based, it finds what changed by itself.
         if ls.session is not None:
-            ls.session.poke()
+            ls.session.poke(files=True)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemoryServer, _params: Any) -> None:
