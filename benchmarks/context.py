@@ -1,0 +1,235 @@
+"""Issue 5's build-context benchmark: the context block of a prompt with 5 references and
+automatic retrieval, on 100k claims + 10k notes (the server benchmark's corpus).
+
+- Warm: ``workspace/executeCommand lspMemory.buildContext`` through a real JSON-RPC client
+  over stdio (``benchmarks/server.py``'s ``Client``), after the first index sync and once the
+  server is idle (vectors loaded); prompts drawn at random (one claim by friendly id, one by
+  number, a context, an entity and a note link, with prose around them), each request timed
+  from send to answer. Target p50 <= 50 ms, p99 <= 150 ms.
+- Cold: ``lsp-memory build-context PROMPT`` as a whole process (start, sync check, model
+  load, build, print), the indexes already built. Reported, no target.
+- Fill: tokens per block at budgets 500, 1500 and 4000, and the share of the budget used.
+
+Run: ``.venv/bin/python benchmarks/context.py --cache build/bench-server`` (the corpus is
+shared with ``benchmarks/server.py``; built on first use, ~25 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from foundation import machine
+from server import (
+    SERVER,
+    Client,
+    Prepared,
+    prepare,
+    proc_status,
+    vs_code_capabilities,
+    wait_idle,
+    wait_ready,
+)
+
+TARGET_P50_MS = 50.0
+TARGET_P99_MS = 150.0
+PROMPTS = 40
+WARMUP = 10
+BUDGETS = (500, 1500, 4000)
+CLI_RUNS = 7
+PROSE = (
+    "I need a plan for next week that keeps the launch on track and leaves my evenings free. "
+    "Summarise what matters, what is blocked, and who I should talk to first."
+)
+
+
+def prompt(rng: random.Random, prepared: Prepared) -> str:
+    """Prose around five references: claim by id, claim by number, context, entity, note."""
+    claims = prepared.claims
+    fid = rng.choice(claims["claim_fids"])
+    number = rng.randrange(1, len(claims["claim_fids"]) + 1)
+    # A leaf context (the deepest level): 2000 contexts over ~100k claims put thousands of
+    # claims under an upper one, and a referenced context is given whole, verbatim.
+    deepest = max(claims["context_levels"])
+    leaves = [
+        fid
+        for fid, level in zip(claims["context_fids"], claims["context_levels"], strict=True)
+        if level == deepest
+    ]
+    context = rng.choice(leaves)
+    entity = rng.choice(claims["entity_fids"])
+    title = rng.choice(prepared.titles)
+    return (
+        f"# Weekly plan\n\n{PROSE}\n\nKeep @{fid} and #{number} in mind. Everything about "
+        f"the project is under @{context}; I meet @{entity} on Thursday.\n"
+        f"The notes in [[{title}]] still apply.\n"
+    )
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def warm(prepared: Prepared, prompts: list[str], samples: int, work: Path) -> dict[str, Any]:
+    """The LSP command's latency and the fill at each budget, in one warm server."""
+    client = Client(SERVER, prepared.env(), work / "server.err")
+    try:
+        client.initialize(prepared.vault, vs_code_capabilities())
+        ready_s = wait_ready(client)
+        idle = wait_idle(client)
+        uris = []
+        for index, text in enumerate(prompts):
+            uri = (work / f"prompt-{index}.md").as_uri()
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "markdown",
+                        "version": 1,
+                        "text": text,
+                    }
+                },
+            )
+            uris.append(uri)
+
+        def build(uri: str, options: dict[str, Any] | None = None) -> tuple[float, Any]:
+            arguments: list[Any] = [uri] if options is None else [uri, options]
+            reply = client.request(
+                "workspace/executeCommand",
+                {"command": "lspMemory.buildContext", "arguments": arguments},
+            )
+            if not isinstance(reply.result, dict):
+                raise RuntimeError(f"buildContext failed: {reply.result!r}")
+            return reply.seconds * 1000, reply.result
+
+        for uri in uris[:WARMUP]:
+            build(uri)
+        times = [build(uris[i % len(uris)])[0] for i in range(samples)]
+        fill: dict[str, Any] = {}
+        for budget in BUDGETS:
+            tokens, over, dropped = [], 0, []
+            for uri in uris:
+                _, block = build(uri, {"budget": budget})
+                tokens.append(block["tokens"])
+                over += bool(block["over_budget"])
+                dropped.append(len(block["dropped"]))
+            fill[str(budget)] = {
+                "tokens_median": statistics.median(tokens),
+                "tokens_min": min(tokens),
+                "tokens_max": max(tokens),
+                "fill_median": statistics.median(tokens) / budget,
+                "over_budget": over,
+                "dropped_median": statistics.median(dropped),
+            }
+        memory = proc_status(client.pid)
+    finally:
+        client.close()
+    return {
+        "ready_s": ready_s,
+        "idle": idle,
+        "samples": len(times),
+        "p50_ms": statistics.median(times),
+        "p90_ms": percentile(times, 0.90),
+        "p99_ms": percentile(times, 0.99),
+        "max_ms": max(times),
+        "fill": fill,
+        "server_memory": memory,
+    }
+
+
+def cold(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
+    """``lsp-memory build-context`` as a whole process, indexes built."""
+    env = {**prepared.env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    command = [sys.executable, "-m", "lsp_memory", "--vault", str(prepared.vault)]
+    times = []
+    for index in range(CLI_RUNS):
+        path = work / f"cli-{index}.md"
+        path.write_text(prompts[index % len(prompts)], encoding="utf-8")
+        started = time.perf_counter()
+        subprocess.run(
+            [*command, "build-context", str(path)],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        times.append(time.perf_counter() - started)
+    return {
+        "runs": len(times),
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "first_s": times[0],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, default=100_000)
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--cache", type=Path, help="the corpus folder (shared with server.py)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    base = (args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-context-"))).resolve()
+    key = hashlib.sha1(f"{args.claims}-{args.notes}-{args.seed}".encode()).hexdigest()[:8]
+    root = base / f"corpus-{key}"  # the server benchmark's folder for the same corpus
+    started = time.perf_counter()
+    prepared = prepare(root, args.claims, args.notes, args.seed)
+    rng = random.Random(args.seed)
+    prompts = [prompt(rng, prepared) for _ in range(PROMPTS)]
+    with tempfile.TemporaryDirectory(prefix="lsp-memory-context-run-") as folder:
+        work = Path(folder)
+        report: dict[str, Any] = {
+            "benchmark": "context",
+            "machine": machine(),
+            "parameters": vars(args) | {"cache": str(args.cache)},
+            "corpus_reused": prepared.reused,
+            "warm": warm(prepared, prompts, args.samples, work),
+            "cli": cold(prepared, prompts, work),
+            "total_s": time.perf_counter() - started,
+        }
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    w, c = report["warm"], report["cli"]
+    met50 = "met" if w["p50_ms"] <= TARGET_P50_MS else "MISSED"
+    met99 = "met" if w["p99_ms"] <= TARGET_P99_MS else "MISSED"
+    print(f"corpus: {args.claims} claims, {args.notes} notes (reused: {prepared.reused})")
+    print(
+        f"lspMemory.buildContext, warm, n={w['samples']}: p50 {w['p50_ms']:.1f} ms ({met50}, "
+        f"<= {TARGET_P50_MS:.0f}), p90 {w['p90_ms']:.1f}, p99 {w['p99_ms']:.1f} ms ({met99}, "
+        f"<= {TARGET_P99_MS:.0f}), max {w['max_ms']:.1f}"
+    )
+    print(
+        f"build-context CLI, whole process, n={c['runs']}: median {c['median_s']:.2f} s "
+        f"(min {c['min_s']:.2f}, max {c['max_s']:.2f}, first {c['first_s']:.2f})"
+    )
+    for budget, fill in w["fill"].items():
+        print(
+            f"budget {budget}: tokens median {fill['tokens_median']:.0f} "
+            f"({100 * fill['fill_median']:.0f}% of the budget), range {fill['tokens_min']}-"
+            f"{fill['tokens_max']}, over budget {fill['over_budget']}/{PROMPTS}, items dropped "
+            f"median {fill['dropped_median']:.0f}"
+        )
+    print(f"server memory: {json.dumps(w['server_memory'])}; pid {os.getpid()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
