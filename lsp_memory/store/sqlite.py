@@ -617,7 +617,9 @@ class Store:
     def pinned_claims(self, user: str) -> list[Claim]:
         """The user's live, globally pinned claims."""
         sql = _CLAIM_SELECT + f"WHERE c.user = ? AND c.pinned = 1 AND c.status IN {_LIVE} "
-        return self._load(sql + _NEWEST, (user,))
+        # "+": sort the few pinned claims found through the partial index rather than walk
+        # every claim of the user in date order (321 ms → 5 ms on 100 000 claims).
+        return self._load(sql + "ORDER BY +c.updated_at DESC, c.number DESC", (user,))
 
     @_translated
     def claims_of_types(
@@ -635,14 +637,15 @@ class Store:
         if not types or limit <= 0:
             return []
         wanted = sorted(set(types))
+        # Newest first through (user, updated_at), checking each claim's types, until LIMIT:
+        # joining every claim of the types first sorted tens of thousands (80 ms → 1 ms).
         sql = (
-            "WITH typed(id) AS (SELECT DISTINCT claim FROM claim_types "
-            f"WHERE type IN ({', '.join('?' * len(wanted))})) "
-            f"SELECT {_CLAIM_COLUMNS} FROM typed CROSS JOIN claims c ON c.id = typed.id "
-            f"WHERE c.user = ? AND c.status IN {_LIVE} AND c.confidence >= ? "
-            f"AND c.updated_at >= ? {_NEWEST} LIMIT ?"
+            _CLAIM_SELECT + f"WHERE c.user = ? AND c.status IN {_LIVE} AND c.confidence >= ? "
+            "AND c.updated_at >= ? AND EXISTS (SELECT 1 FROM claim_types t "
+            f"WHERE t.claim = c.id AND t.type IN ({', '.join('?' * len(wanted))})) "
+            f"{_NEWEST} LIMIT ?"
         )
-        return self._load(sql, [*wanted, user, min_confidence, since or "", limit])
+        return self._load(sql, [user, min_confidence, since or "", *wanted, limit])
 
     @_translated
     def newest_claims(self, user: str, *, limit: int, min_confidence: float = 0.0) -> list[Claim]:

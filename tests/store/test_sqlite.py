@@ -4,6 +4,7 @@ claim numbers, user scoping and hand-made cycles."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,23 @@ def test_domains_of_live_claims_per_user(kb: Store) -> None:
     assert kb.domains(USER) == ["health", "personal", "work"]
     assert kb.domains("mallory") == ["health", "work"]
     assert kb.domains("nobody") == []
+
+
+def test_the_assemblers_tier_queries_use_their_indexes(kb: Store) -> None:
+    """Pinned claims come through the partial index (not a walk of every claim in date
+    order); typed tiers walk the date index and stop at LIMIT (not sort every claim of the
+    types)."""
+
+    def plan(run: Callable[[], object]) -> list[str]:
+        traced: list[str] = []
+        kb._db.set_trace_callback(traced.append)
+        run()
+        kb._db.set_trace_callback(None)
+        return [row[3] for row in kb._db.execute("EXPLAIN QUERY PLAN " + traced[0])]
+
+    pinned = plan(lambda: kb.pinned_claims(USER))
+    assert any("claims_user_pinned" in step for step in pinned), pinned
+    typed = plan(lambda: kb.claims_of_types(USER, ["fact", "goal"], limit=5))
+    assert any("claims_user_updated" in step for step in typed), typed
+    assert not any("DISTINCT" in step for step in typed), typed
+    assert [c.number for c in kb.pinned_claims(USER)] == [42]
