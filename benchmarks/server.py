@@ -37,8 +37,10 @@ dynamic file watching) and answers the server's requests (progress tokens, regis
    (``Client:find_notes_async``), on the same prefixes.
 6. **While embedding**: a few cases again on a server whose 10 000 notes wait to be
    embedded (a cache without vectors), while its background thread embeds them.
-7. **Cycle collector**: the latency cases again on a server started through a bootstrap that
-   records every collection (``gc.callbacks``); which slow requests overlapped a collection.
+7. **Probe**: some cases again on a server started through a bootstrap that records every
+   cycle collection (``gc.callbacks``) and every background sync of its indexing thread
+   (``App.index``, ``VectorSide.drain``); which slow requests overlapped one, and the p99
+   with the collections' time taken out.
 
 Results are printed as a table (each figure beside its target) or as one JSON object.
 """
