@@ -82,9 +82,14 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
         "LSP_MEMORY_NVIM_DOC": str(doc),
         "LSP_MEMORY_NVIM_VAULT": str(vault),
     }
+    run_checks([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"], env)
+
+
+def run_checks(command: list[str], env: dict[str, str], min_passes: int = MIN_PASSES) -> None:
+    """Run a headless Neovim check script (PASS/FAIL lines) and assert it passed whole: no
+    FAIL, exit 0, at least ``min_passes`` checks (fewer means it stopped early)."""
     # The script quits by itself; `cq 2` runs only when it could not even be loaded, which
     # would otherwise leave Neovim waiting until the timeout.
-    command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"]
     try:
         result = subprocess.run(
             [*command, "-c", "cq 2"],
@@ -110,4 +115,4 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
     passed = [line for line in lines if line.startswith("PASS ")]
     assert not failed, output
     assert result.returncode == 0, output
-    assert len(passed) >= MIN_PASSES, output
+    assert len(passed) >= min_passes, output

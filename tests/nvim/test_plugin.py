@@ -9,14 +9,11 @@ Without ``nvim`` on PATH the test is skipped, unless ``LSP_MEMORY_REQUIRE_NVIM=1
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import USER
-from tests.nvim.test_headless import nvim_or_skip, prepare, text
+from tests.nvim.test_headless import nvim_or_skip, prepare, run_checks
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -66,32 +63,6 @@ def test_the_plugin_drives_the_server(tmp_path: Path) -> None:
         "LSP_MEMORY_NVIM_OTHER": str(other),
         "LSP_MEMORY_NVIM_HELP": str(help_dir),
     }
-    # What a user's `set rtp+=…` does; `cq 2` runs only when the script could not even be
-    # loaded, which would otherwise leave Neovim waiting until the timeout.
+    # What a user's `set rtp+=…` does.
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
-    try:
-        result = subprocess.run(
-            [*command, "-c", f"luafile {SCRIPT}", "-c", "cq 2"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            timeout=120,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        pytest.fail(
-            f"nvim timed out after {error.timeout} s\n--- stdout\n{text(error.stdout)}"
-            f"\n--- stderr\n{text(error.stderr)}"
-        )
-    output = (
-        f"nvim exited with {result.returncode}\n--- stdout\n{result.stdout}"
-        f"\n--- stderr\n{result.stderr}"
-    )
-    lines = result.stdout.splitlines()
-    failed = [line for line in lines if line.startswith("FAIL ")]
-    passed = [line for line in lines if line.startswith("PASS ")]
-    assert not failed, output
-    assert result.returncode == 0, output
-    assert len(passed) >= MIN_PASSES, output
+    run_checks([*command, "-c", f"luafile {SCRIPT}"], env, MIN_PASSES)
