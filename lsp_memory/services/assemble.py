@@ -575,26 +575,19 @@ class Assembler:
             written = reference.text if reference is not None else resolution.ref
             uuid = reference is not None and reference.kind is RefKind.UUID
             label = "REFERENCED" if uuid else f"REFERENCED {written}"
-            for claim in resolution.claims:
-                self._status(build, written, claim)
-                if claim.claim_id in build.shown:
-                    continue
-                build.shown[claim.claim_id] = claim
-                build.add(
-                    Piece(
-                        MEMORY,
-                        P_REFERENCED,
-                        "claim",
-                        f"claim:{claim.claim_id}",
-                        claim_line(label, claim),
-                        _claim_data(label, written, claim),
-                        referenced=True,
-                    )
-                )
+            self._labelled(build, label, resolution.claims, written, referenced=True)
 
     def _labelled(
-        self, build: _Build, label: str, claims: Iterable[Claim], ref: str | None = None
+        self,
+        build: _Build,
+        label: str,
+        claims: Iterable[Claim],
+        ref: str | None = None,
+        *,
+        referenced: bool = False,
     ) -> None:
+        """Each claim not shown yet, as a line under ``label`` (a referenced one is never
+        dropped for the budget)."""
         for claim in claims:
             if ref is not None:
                 self._status(build, ref, claim)
@@ -604,11 +597,12 @@ class Assembler:
             build.add(
                 Piece(
                     MEMORY,
-                    P_LABELLED,
+                    P_REFERENCED if referenced else P_LABELLED,
                     "claim",
                     f"claim:{claim.claim_id}",
                     claim_line(label, claim),
                     _claim_data(label, ref, claim),
+                    referenced=referenced,
                 )
             )
 
