@@ -156,9 +156,9 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
             try:
                 import_records(app.store, data, user=USER, source=f"conversation {number}")
                 began = time.perf_counter()
-                app.index()
+                app.keeper.index()
                 index_seconds += time.perf_counter() - began
-                base = app.search
+                base = app.hybrid_search()
                 for question, relevant in questions_of(conversation, evidence):
                     for name, mode, options in variants:
                         engine = base

@@ -519,7 +519,7 @@ def build(app: App) -> tuple[dict[str, Any], list[TextDoc]]:
             stages[stage] = time.perf_counter()
 
     began = time.perf_counter()
-    report = app.index(full=True, embed=False, progress=progress)
+    report = app.keeper.index(full=True, embed=False, progress=progress)
     index_s = time.perf_counter() - began
     total = parts["model_load_and_vector_side"] + index_s
     sync_s = report.text.seconds
@@ -933,7 +933,7 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
     vectors_s = time.perf_counter() - started
     app.__dict__["vectors"] = side  # App.vectors is a cached property: this is its value
     steps["vectors_loaded"] = vm_status()
-    engine = app.search
+    engine = app.hybrid_search()
     queries: list[str] = spec["queries"]
     for query in queries:
         engine.search(query, user=USER, mode="hybrid")

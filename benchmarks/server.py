@@ -229,7 +229,7 @@ def prepare(root: Path, claims: int, notes: int, seed: int) -> Prepared:
     import_records(app.store, user.data, user=USER, source="claims.jsonl")
     imported = time.perf_counter() - started
     started = time.perf_counter()
-    report = app.index(full=True, embed=False)
+    report = app.keeper.index(full=True, embed=False)
     indexed = time.perf_counter() - started
     docs = list({d.id: d for d in report.text.docs}.values())
     started = time.perf_counter()

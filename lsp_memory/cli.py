@@ -19,13 +19,15 @@ from lsp_memory.app import App
 from lsp_memory.config import load_config
 from lsp_memory.errors import ImportFailed, UnresolvedReference, UserError
 from lsp_memory.model import Claim, ClaimStatus, ContextNode, Reference
+from lsp_memory.services import lineage
 from lsp_memory.services.interchange import (
-    add_record,
     claim_record,
     export_records,
     import_records,
 )
 from lsp_memory.services.resolver import Resolution, parse_argument
+from lsp_memory.services.search import SHOWN_STATUSES, hit_record
+from lsp_memory.text import one_line
 
 PROG = "lsp-memory"
 Handler = Callable[[App, argparse.Namespace], int]
@@ -59,8 +61,7 @@ def _dumps(value: Any) -> str:
 
 
 def _short(text: str, width: int = 72) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def _claim_line(claim: Claim) -> str:
@@ -77,7 +78,7 @@ def _strip_at(value: str) -> str:
 
 def _claim_for(app: App, ref: str) -> Claim:
     """The claim a command-line REF names; one-line error when it names none or not a claim."""
-    resolution = app.resolver.resolve(parse_argument(ref))
+    resolution = app.snapshot().resolver().resolve(parse_argument(ref))
     if resolution.error:
         raise UnresolvedReference(resolution.error)
     if resolution.kind != "claim":
@@ -89,22 +90,15 @@ def _claim_for(app: App, ref: str) -> Claim:
 
 
 def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
-    record: dict[str, Any] = {"kind": "claim", "statement": args.text}
-    if args.type:
-        record["claim_type"] = args.type
-    if args.domain:
-        record["context_domain"] = args.domain
-    if args.context:
-        record["contexts"] = [_strip_at(c) for c in args.context]
-    if args.tag:
-        record["tags"] = [_strip_at(t) for t in args.tag]
-    if args.confidence is not None:
-        record["confidence"] = args.confidence
-    if args.pin:
-        record["pinned"] = True
-    if not args.text.strip():
-        raise UserError("a claim needs a statement; the text is empty")
-    claim = add_record(app.store, record, user=app.config.user).claims[0]
+    claim = app.records().add_claim(
+        args.text,
+        claim_type=args.type,
+        domain=args.domain,
+        contexts=[_strip_at(c) for c in args.context or ()],
+        tags=[_strip_at(t) for t in args.tag or ()],
+        confidence=args.confidence,
+        pinned=args.pin,
+    )
     print(f"added {_claim_line(claim)}")
     return 0
 
@@ -134,8 +128,9 @@ def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
             if claim.valid_from or claim.valid_to
             else "",
         ),
-        ("superseded by", _successor(app, claim.superseded_by)),
-        ("merged into", _successor(app, claim.merged_into)),
+        ("superseded by", _handle(app, claim.superseded_by)),
+        ("merged into", _handle(app, claim.merged_into)),
+        ("now", _current(app, claim)),
         ("id", claim.claim_id),
     ]
     for label, value in details:
@@ -144,16 +139,26 @@ def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def _successor(app: App, claim_id: str | None) -> str:
+def _handle(app: App, claim_id: str | None) -> str:
+    """A claim named by a lineage field, as ``#N @friendly_id`` (its UUID if gone)."""
     if claim_id is None:
         return ""
     found = app.store.claim_by_uuid(app.config.user, claim_id)
     return f"#{found.number} @{found.friendly_id}" if found else claim_id
 
 
+def _current(app: App, claim: Claim) -> str:
+    """The live claim a superseded or merged one leads to, when it is not the next link
+    (the one the editor's hover and quick fix name)."""
+    found = lineage.successor(app.store, app.config.user, claim)
+    if found is None or found.claim_id in (claim.superseded_by, claim.merged_into):
+        return ""
+    return f"#{found.number} @{found.friendly_id}"
+
+
 def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     statuses = [ClaimStatus(s) for s in args.status] if args.status else None
-    claims = app.store.claims(app.config.user, statuses=statuses, limit=args.limit)
+    claims = app.records().claims(statuses, args.limit)
     if args.json:
         print(_dumps([claim_record(c) for c in claims]))
     else:
@@ -163,13 +168,10 @@ def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:
-    from lsp_memory.ids import now
-
     claim = _claim_for(app, args.ref)
-    if claim.status is ClaimStatus.RETRACTED:
+    if not app.records().retract(claim):
         print(f"#{claim.number} @{claim.friendly_id} was already retracted")
         return 0
-    app.store.set_status(app.config.user, claim.claim_id, ClaimStatus.RETRACTED, now())
     print(f"retracted #{claim.number} @{claim.friendly_id}")
     return 0
 
@@ -178,16 +180,12 @@ def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_context_add(app: App, args: argparse.Namespace) -> int:
-    record: dict[str, Any] = {"kind": "context", "name": args.name}
-    if args.parent:
-        record["parent"] = _strip_at(args.parent)
-    if args.description:
-        record["description"] = args.description
-    if args.id:
-        record["friendly_id"] = _strip_at(args.id)
-    if not args.name.strip():
-        raise UserError("a context needs a name; the name is empty")
-    context = add_record(app.store, record, user=app.config.user).contexts[0]
+    context = app.records().add_context(
+        args.name,
+        parent=_strip_at(args.parent) if args.parent else None,
+        description=args.description,
+        friendly_id=_strip_at(args.id) if args.id else None,
+    )
     where = f" under @{context.parent}" if context.parent else ""
     print(f"added context @{context.friendly_id} {context.name!r}{where}")
     return 0
@@ -355,7 +353,7 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
         references = _parse_file(args.file, None)
     else:
         references = tuple(parse_argument(ref) for ref in args.refs)
-    resolutions = app.resolver.resolve_all(references)
+    resolutions = app.snapshot().resolver().resolve_all(references)
     if args.json:
         print(_dumps([_resolution_json(r) for r in resolutions]))
     else:
@@ -373,7 +371,6 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
 
 # -- index and search -------------------------------------------------------------------------
 
-_LIVE = ("active", "contested", "archived")  # live claims; active or archived everything else
 _KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
 
 
@@ -418,14 +415,14 @@ def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
 def cmd_serve(_app: App, args: argparse.Namespace) -> int:
     from lsp_memory.lsp.server import serve
 
-    serve(args.tcp)
+    serve(args.tcp, overrides=_overrides(args))
     return 0
 
 
 def cmd_index(app: App, args: argparse.Namespace) -> int:
     bar, update = _progress_bar()
     with bar:
-        report = app.index(full=args.full, embed=not args.text_only, progress=update)
+        report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
     for warning in report.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     text = report.text
@@ -442,45 +439,24 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
     _sync_indexes(app)
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    hits = app.search.search(
+    hits = app.hybrid_search().search(
         args.query,
         user=app.config.user,
         kinds=_KINDS[args.kind],
-        statuses=None if args.any_status else _LIVE,
+        statuses=None if args.any_status else SHOWN_STATUSES,
         k=args.k,
         mode=args.mode,
         diverse=args.diverse,
     )
-    rows = []
-    for hit in hits:
-        row: dict[str, Any] = {
-            "id": hit.id,
-            "kind": hit.kind,
-            "title": hit.title,
-            "snippet": hit.snippet,
-            "status": hit.status,
-            "score": round(hit.score, 4),
-            "bm25": round(hit.bm25, 4),
-            "similarity": round(hit.similarity, 4),
-            "confidence": hit.confidence,
-            "recency": round(hit.recency, 4),
-        }
-        if hit.kind == "claim":
-            claim = app.store.claim_by_uuid(app.config.user, hit.id.removeprefix("claim:"))
-            row["ref"] = f"#{claim.number} @{hit.key}" if claim else f"@{hit.key}"
-        elif hit.kind == "note":
-            row["ref"] = f"[[{hit.title}]]"
-            row["path"] = hit.key
-        else:
-            row["ref"] = f"@{hit.key}"
-        rows.append(row)
+    rows = [hit_record(hit, app.store, app.config.user) for hit in hits]
     if args.json:
         print(_dumps(rows))
         return 0
     if not rows:
         print(f"no matches for {args.query!r}")
     for rank, row in enumerate(rows, start=1):
-        handle = row["ref"]
+        number = f"#{row['number']} " if row.get("number") is not None else ""
+        handle = number + row["reference"]
         status = "" if row["status"] in ("active",) else f" ({row['status']})"
         print(f"{rank:>2}. [{row['kind']}] {handle}{status}  {_short(row['title'], 60)}")
         print(
@@ -496,12 +472,12 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
 def _sync_indexes(app: App) -> None:
     """Bring the search indexes up to date with the store quietly, embedding only a short
     queue (a long one is ``index``'s job), or read the other writer's latest commit."""
-    text = app.text_index
-    if text.try_write():
+    keeper = app.keeper
+    if keeper.writing:
         pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0
-        app.index(embed=pending <= 256)
+        keeper.index(embed=pending <= 256)
     else:
-        text.reload()
+        keeper.follow(scan=False)
 
 
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:
@@ -511,14 +487,18 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     _sync_indexes(app)
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    block = app.assembler.build(
-        document,
-        path=None if args.file == "-" else args.file,
-        language_id=args.language_id,
-        budget=args.budget,
-        attach=args.attach or (),
-        pin=args.pin or (),
-        query=args.query,
+    block = (
+        app.snapshot()
+        .assembler()
+        .build(
+            document,
+            path=None if args.file == "-" else args.file,
+            language_id=args.language_id,
+            budget=args.budget,
+            attach=args.attach or (),
+            pin=args.pin or (),
+            query=args.query,
+        )
     )
     if args.referenced_only:
         lines = referenced_lines(block.markdown)
@@ -669,17 +649,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return the exit code."""
-    args = build_parser().parse_args(argv)
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The global options given (``--store``, ``--user``, ``--vault``), as settings; paths
+    absolute, so that they mean the same from the language server's workspace root."""
     overrides: dict[str, Any] = {}
     if getattr(args, "store", None):
-        overrides["store"] = args.store
+        overrides["store"] = str(Path(args.store).absolute())
     if getattr(args, "user", None):
         overrides["user"] = args.user
     if getattr(args, "vault", None):
-        overrides["vaults"] = args.vault
-    config, warnings = load_config(overrides)
+        overrides["vaults"] = [str(Path(v).absolute()) for v in args.vault]
+    return overrides
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the exit code."""
+    args = build_parser().parse_args(argv)
+    config, warnings = load_config(_overrides(args))
     for warning in warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     app = App(config)

@@ -234,7 +234,7 @@ class Note:
     @property
     def key(self) -> str:
         """A stable id across vaults: ``<vault>::<path>``."""
-        return f"{self.vault}::{self.path}"
+        return note_key(self.vault, self.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,3 +245,24 @@ class NoteTarget:
     heading: Heading | None = None
     candidates: tuple[Note, ...] = ()  # every note that matched, best first (ties, ambiguity)
     error: str | None = None  # why it did not resolve
+
+
+# -- search index document ids -----------------------------------------------------------------
+# One scheme for every index (full text, vectors, the embedding queue): ``<kind>:<key>``, the
+# key being a claim's, context's or entity's UUID, a tag's friendly id, a domain's name, or a
+# note's ``<vault>::<path>``.
+
+
+def note_key(vault: object, path: str) -> str:
+    """A note's id across vaults: ``<vault root>::<path in the vault>``."""
+    return f"{vault}::{path}"
+
+
+def doc_id(kind: str, key: str) -> str:
+    """The index document id of a record or a note: ``claim:<uuid>``, ``note:<vault>::<path>``."""
+    return f"{kind}:{key}"
+
+
+def doc_key(document_id: str) -> str:
+    """The key of an index document id (``claim:<uuid>`` → ``<uuid>``)."""
+    return document_id.partition(":")[2]

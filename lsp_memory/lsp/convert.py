@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +77,44 @@ def token_range(doc: TextDocument, reference: Reference) -> types.Range:
         start=client_position(doc, start.line, start.character),
         end=client_position(doc, start.line, end),
     )
+
+
+FileOperation = types.CreateFile | types.RenameFile | types.DeleteFile
+
+
+def edit_capability(
+    capabilities: types.ClientCapabilities,
+) -> types.WorkspaceEditClientCapabilities:
+    """What the client declares it takes in a workspace edit (nothing declared: plain
+    ``changes``)."""
+    workspace = capabilities.workspace
+    found = workspace.workspace_edit if workspace is not None else None
+    return found or types.WorkspaceEditClientCapabilities()
+
+
+def workspace_edit(
+    capability: types.WorkspaceEditClientCapabilities,
+    edits: Mapping[str, Sequence[types.TextEdit]],
+    versions: Mapping[str, int | None] | None = None,
+    *,
+    before: Sequence[FileOperation] = (),
+    after: Sequence[FileOperation] = (),
+) -> types.WorkspaceEdit:
+    """Text edits by URI as the client can take them: ``documentChanges`` when it declares
+    them or when there are file operations — each document with its version when open
+    (``versions``), file operations ``before`` and ``after`` the text edits — else plain
+    ``changes``. Callers offer file operations only to clients that declare them."""
+    if not capability.document_changes and not (before or after):
+        return types.WorkspaceEdit(changes={uri: list(found) for uri, found in edits.items()})
+    versions = versions or {}
+    changes: list[types.TextDocumentEdit | FileOperation] = list(before)
+    for uri, found in edits.items():
+        identifier = types.OptionalVersionedTextDocumentIdentifier(
+            uri=uri, version=versions.get(uri)
+        )
+        changes.append(types.TextDocumentEdit(text_document=identifier, edits=list(found)))
+    changes += after
+    return types.WorkspaceEdit(document_changes=changes)
 
 
 def open_texts(documents: dict[str, TextDocument]) -> dict[str, str]:

@@ -6,6 +6,7 @@ client (``window/logMessage``, ``window/showMessage``) or to stderr.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pygls.lsp.server import LanguageServer
@@ -48,11 +49,14 @@ FEATURES = (
 
 
 class MemoryServer(LanguageServer):
-    """The lsp-memory language server; ``session`` exists from ``initialize`` on."""
+    """The lsp-memory language server; ``session`` exists from ``initialize`` on.
+    ``overrides`` are the settings given on its command line (``--store``, ``--user``,
+    ``--vault``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
         super().__init__(name="lsp-memory", version=__version__, protocol_cls=MemoryProtocol)
         self.session: Session | None = None
+        self.overrides = dict(overrides or {})
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A body that is not JSON is answered, not shown; the rest as pygls does."""
@@ -60,17 +64,19 @@ class MemoryServer(LanguageServer):
             super().report_server_error(error, source)
 
 
-def build() -> MemoryServer:
-    server = MemoryServer()
+def build(overrides: Mapping[str, Any] | None = None) -> MemoryServer:
+    server = MemoryServer(overrides)
     for feature in FEATURES:
         feature.register(server)
     return server
 
 
-def serve(tcp: str | None = None) -> None:
-    """Run until the client exits: over stdio, or ``HOST:PORT`` (one connection)."""
+def serve(tcp: str | None = None, overrides: Mapping[str, Any] | None = None) -> None:
+    """Run until the client exits: over stdio, or ``HOST:PORT`` (one connection), with the
+    command line's settings (``overrides``) above the config file and the environment and
+    below the editor's."""
     configure_logging()
-    server = build()
+    server = build(overrides)
     if tcp is None:
         server.start_io()
         return

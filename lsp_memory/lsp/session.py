@@ -1,31 +1,35 @@
-"""What the server knows about its workspace: settings, the vaults, and two views of the
-same indexes — one for requests (on the event loop's thread) and one for the indexing thread,
-which alone writes. The full-text index object and the vaults are shared; each thread has its
-own SQLite connection.
+"""What the server knows about its workspace: settings, the ``App`` it wires, the indexing
+thread, and where requests run.
+
+Three kinds of thread share one ``App`` (each with its own SQLite connection):
+
+- the event loop answers the fast requests (completion, hover, definition, links, hints),
+  each on a ``Snapshot`` taken when it starts;
+- ``REQUEST_WORKERS`` worker threads answer the slow ones (code lens, buildContext,
+  references, rename, workspace symbols, diagnostics) through ``run``, so completion and
+  hover never wait behind them;
+- the indexing thread is the one writer of the vaults and the indexes (``App.keeper``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pygls.workspace import TextDocument
-
-from lsp_memory.app import App, IndexReport
+from lsp_memory.app import App, IndexReport, Snapshot
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.model import Note
-from lsp_memory.services.assemble import Assembler, ContextBlock, read_note
-from lsp_memory.services.completion import Completer
-from lsp_memory.services.describe import Describer
-from lsp_memory.services.embedding import VectorSide
-from lsp_memory.services.resolver import Resolver
-from lsp_memory.services.search import HybridSearch
+from lsp_memory.services.assemble import ContextBlock, read_note
+from lsp_memory.services.references import Document
 from lsp_memory.services.tokens import o200k
 
+T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
 SYNC_SECONDS = 2.0
 """How often the indexing thread looks for changes nobody told it about (the CLI's writes)."""
@@ -34,27 +38,36 @@ RESCAN_FACTOR = 10
 duration (and every ``SYNC_SECONDS`` at the most): on 10 000 notes a sync with a rescan took
 ~0.4 s of the GIL, and rescanning every 2 s slowed every request (docs/benchmarks.md). File
 events from the editor and ``reindex`` rescan at once."""
+REQUEST_WORKERS = 2
+"""Threads for slow requests: one per core here; more would only queue on the GIL."""
 
 
 class Session:
     """One workspace: built at ``initialize``, indexed from ``initialized``."""
 
-    def __init__(self, config: Config, warnings: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        config: Config,
+        warnings: Sequence[str] = (),
+        overrides: Mapping[str, Any] | None = None,
+    ) -> None:
         self.config = config
         self.warnings = list(warnings)
-        self.app = App(config)
+        self.app = App(config, background=True)
         self.ready = threading.Event()  # set once the first index sync has finished
+        self.generation = 0  # counts background syncs that changed what requests may read
         self.index_error: str | None = None
         self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self._files = threading.Event()  # the vaults changed: rescan on the next sync
         self._stop = threading.Event()
-        self.vectors: VectorSide | None = None  # the indexing thread's, once loaded
         self._edits: dict[Path, str | None] = {}  # open notes' latest unsaved text
         self._edits_lock = threading.Lock()
+        self._workers = ThreadPoolExecutor(REQUEST_WORKERS, thread_name_prefix="lsp-memory")
         # What from_client was given, to rebuild the settings when the editor's change.
         self.origin: tuple[dict[str, Any] | None, tuple[Path, ...]] = (None, ())
+        self.overrides = dict(overrides or {})  # the command line's settings
 
     @classmethod
     def from_client(
@@ -62,18 +75,21 @@ class Session:
         options: Mapping[str, Any] | None,
         folders: Sequence[Path],
         settings: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> Session:
-        """Settings from ``lsp-memory.toml`` at the (first) workspace root, then the client's
-        ``initializationOptions``, then its ``workspace/configuration`` (``settings``);
-        every workspace folder is a vault."""
+        """The settings, lowest first: defaults, ``lsp-memory.toml`` at the (first)
+        workspace root, the environment, the command line that started the server
+        (``overrides``: ``lsp-memory --store DIR --user NAME serve``), the client's
+        ``initializationOptions``, then its ``workspace/configuration`` (``settings``).
+        Every workspace folder is a vault, beside the configured ones."""
         root = folders[0] if folders else Path.cwd()
-        config, warnings = load_config(cwd=root)
+        config, warnings = load_config(overrides, cwd=root)
         for given, origin in ((options, "initializationOptions"), (settings, "settings")):
             if given:
                 config, found = apply_settings(config, given, base=root, origin=origin)
                 warnings += found
         vaults = tuple(dict.fromkeys([*config.vaults, *(f.resolve() for f in folders)]))
-        session = cls(replace(config, vaults=vaults), warnings)
+        session = cls(replace(config, vaults=vaults), warnings, overrides or {})
         session.origin = (dict(options) if options else None, tuple(folders))
         return session
 
@@ -81,61 +97,39 @@ class Session:
         """A new session for the same client and folders with these editor settings (not
         started: the caller closes this one first when the configuration differs)."""
         options, folders = self.origin
-        return Session.from_client(options, folders, settings)
+        return Session.from_client(options, folders, settings, self.overrides)
 
-    @property
-    def completer(self) -> Completer:
-        app = self.app
-        text = app.text_index if self.ready.is_set() else None
-        return Completer(app.store, text, app.vaults, self.config.user)
+    # -- requests ---------------------------------------------------------------------------
 
-    @property
-    def search(self) -> HybridSearch:
-        """Hybrid search over the shared indexes (text only until vectors are loaded)."""
-        side = self.vectors
-        if side is None:
-            return HybridSearch(self.app.text_index)
-        return HybridSearch(self.app.text_index, side.index, side.embedder)
+    def reads(self) -> Snapshot:
+        """A read view for a request, in the calling thread."""
+        return self.app.snapshot(indexed=self.ready.is_set())
 
-    @property
-    def resolver(self) -> Resolver:
-        """A resolver for requests. Not ``App.resolver``: that one scans the vaults first,
-        and here only the indexing thread scans them (a vault has one writer)."""
-        app = self.app
-        return Resolver(app.store, self.config.user, app.vaults)
+    async def run(self, work: Callable[[Snapshot], T]) -> T:
+        """``work`` on a fresh read view in a worker thread, off the event loop. Whatever
+        it needs from the editor's documents is taken before, on the loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._workers, lambda: work(self.reads()))
 
-    def assembler(self, buffers: Mapping[str, str]) -> Assembler:
-        """The context assembler (SPEC §6) over the shared indexes; ``buffers`` (file path →
-        text) are open documents, whose unsaved text a pinned note shows."""
-        config = self.config
+    def build_context(
+        self,
+        reads: Snapshot,
+        document: Document,
+        buffers: Mapping[str, str],
+        **options: Any,
+    ) -> ContextBlock:
+        """The context block of an open document (``build-context``'s options), open notes
+        as ``buffers`` (file path → text) has them."""
 
         def note_text(note: Note) -> str:
             text = buffers.get(str(Path(note.vault) / note.path))
             return read_note(note) if text is None else text
 
-        return Assembler(
-            self.app.store,
-            self.resolver,
-            lambda: self.search,
-            user=config.user,
-            tiers=config.tiers,
-            budget=config.budget,
-            note_text=note_text,
+        return reads.assembler(note_text).build(
+            document.text, language_id=document.language_id, path=document.uri, **options
         )
 
-    def build_context(
-        self, doc: TextDocument, buffers: Mapping[str, str], **options: Any
-    ) -> ContextBlock:
-        """The context block of an open document (``build-context``'s options), open notes
-        as ``buffers`` has them."""
-        return self.assembler(buffers).build(
-            doc.source, language_id=doc.language_id, path=doc.uri, **options
-        )
-
-    @property
-    def describer(self) -> Describer:
-        app = self.app
-        return Describer(app.store, self.config.user, app.vaults)
+    # -- the indexing thread ----------------------------------------------------------------
 
     def start_indexing(
         self, progress: Progress, done: Callable[[IndexReport | None, str | None], None]
@@ -145,59 +139,52 @@ class Session:
         sync (the store's change log — writes by the CLI or another server — and the vaults'
         changed files), and in between the embedding queue, a batch at a time, yielding to
         new work. Requests are answered meanwhile."""
-        text = self.app.text_index  # opened here, shared with the indexing thread
-        vaults = self.app.vaults
 
         def run() -> None:
-            worker = App(self.config, vaults=vaults, text_index=text)
             try:
-                try:
-                    if text.try_write():
-                        report = worker.index(embed=False, progress=progress)
-                    else:  # another process writes the index: follow it, scan the vaults
-                        report = worker.read_indexes()
-                except Exception as error:
-                    self.index_error = f"indexing failed: {error}"
-                    done(None, self.index_error)
-                else:
-                    done(report, None)
-                finally:
-                    self.ready.set()
-                o200k()  # the context block's tokenizer (~0.2 s): loaded before it is asked
-                self._follow(worker)
+                # The first sync writes the indexes, or follows another process that does.
+                report = self.app.keeper.sync(progress=progress)
+            except Exception as error:
+                self.index_error = f"indexing failed: {error}"
+                done(None, self.index_error)
+            else:
+                done(report, None)
             finally:
-                worker.close()
+                self.ready.set()
+            o200k()  # the context block's tokenizer (~0.2 s): loaded before it is asked
+            self._follow()
 
         self._thread = threading.Thread(target=run, name="lsp-memory-index", daemon=True)
         self._thread.start()
 
-    def _follow(self, worker: App) -> None:
+    def _follow(self) -> None:
         """The indexing thread's loop after the first sync, until ``close``."""
+        keeper = self.app.keeper
         next_scan = 0.0
         while not self._stop.is_set():
             try:
                 with self._edits_lock:
                     edits, self._edits = self._edits, {}
-                if edits:
-                    worker.index_buffers(edits)
+                if edits and keeper.index_buffers(edits) is not None:
+                    self.generation += 1
                 started = time.monotonic()
                 scan = self._files.is_set() or started >= next_scan
                 if scan:
                     self._files.clear()
-                if worker.text_index.writable:
-                    worker.index(embed=False, scan=scan)
-                elif worker.text_index.try_write():
-                    self._files.set()
-                    continue  # took the writer over from another process: sync at once
-                else:
-                    worker.read_indexes(scan=scan)  # another process writes: follow it
+                # Taking the writer over from another process that exited syncs in full:
+                # the keeper has not indexed these vaults yet.
+                report = keeper.sync(scan=scan)
+                if not keeper.text.writable or report.text.upserted or report.text.deleted:
+                    self.generation += 1
                 if scan:
                     took = time.monotonic() - started
                     next_scan = time.monotonic() + max(SYNC_SECONDS, RESCAN_FACTOR * took)
-                side = worker.vectors if worker.text_index.writable else None
-                self.vectors = side  # requests search with it; one model per process
-                if side is not None:
-                    side.drain(stop=lambda: self._wake.is_set() or self._stop.is_set())
+                # One model per process, opened here; requests search with it once open.
+                side = self.app.vectors if keeper.text.writable else None
+                if side is not None and side.drain(
+                    stop=lambda: self._wake.is_set() or self._stop.is_set()
+                ):
+                    self.generation += 1
             except Exception as error:
                 self.index_error = f"index sync failed: {error}"
                 if self.on_error is not None:
@@ -225,4 +212,5 @@ class Session:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._workers.shutdown(wait=True, cancel_futures=True)
         self.app.close()

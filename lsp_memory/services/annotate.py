@@ -9,6 +9,7 @@ from pathlib import Path
 from lsp_memory import refs
 from lsp_memory.model import Reference, RefKind
 from lsp_memory.services.resolver import Resolver
+from lsp_memory.text import one_line
 
 HINT_CHARS = 40
 
@@ -33,8 +34,7 @@ class Hint:
 
 
 def _short(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= HINT_CHARS else line[: HINT_CHARS - 1] + "…"
+    return one_line(text, HINT_CHARS)
 
 
 class Annotator:

@@ -95,10 +95,12 @@ from lsp_memory.model import (
     RefKind,
 )
 from lsp_memory.notes.parse import decode
+from lsp_memory.services import lineage
 from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.services.search import DUPLICATE_COSINE, HybridSearch, recency
-from lsp_memory.services.tokens import ELLIPSIS, TokenCounter, cut, o200k
+from lsp_memory.services.tokens import TokenCounter, o200k
 from lsp_memory.store.sqlite import Store
+from lsp_memory.text import ELLIPSIS, cut
 
 __all__ = [
     "Assembler",
@@ -611,13 +613,10 @@ class Assembler:
         if claim.status in LIVE_STATUSES:
             return
         successor = ""
-        if claim.superseded_by or claim.merged_into:
-            found = self.store.claim_by_uuid(
-                self.user, claim.superseded_by or claim.merged_into or ""
-            )
-            if found is not None:
-                word = "by" if claim.superseded_by else "into"
-                successor = f" {word} #{found.number} @{found.friendly_id}"
+        found = lineage.successor(self.store, self.user, claim)
+        if found is not None:
+            word = "by" if claim.superseded_by else "into"
+            successor = f" {word} #{found.number} @{found.friendly_id}"
         build.warn(f"{ref}: claim #{claim.number} is {claim.status.value}{successor}")
 
     # -- notes ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from lsp_memory import refs
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Note, Reference, RefKind
 from lsp_memory.notes import Vault
+from lsp_memory.services import lineage
 from lsp_memory.services.resolver import Resolution, Resolver
 
 UNRESOLVED = "unresolved"
@@ -32,9 +33,6 @@ INACTIVE_CLAIM = "inactive-claim"
 BROKEN_LINK = "broken-link"
 AMBIGUOUS_LINK = "ambiguous-link"
 ARCHIVED_NOTE = "archived-note"
-
-SUCCESSOR_DEPTH = 10
-"""How many superseded/merged steps a successor chain is followed (safe against cycles)."""
 
 _NOT_FOUND = "Note not found: "
 # Characters that some file system refuses in a name, and control characters.
@@ -148,7 +146,7 @@ def _check(reference: Reference, resolver: Resolver) -> list[Finding]:
 def _claim(reference: Reference, claim: Claim, resolver: Resolver) -> list[Finding]:
     if claim.status in LIVE_STATUSES:
         return []
-    successor = _successor(claim, resolver)
+    successor = lineage.successor(resolver.store, resolver.user, claim)
     message = f"Claim #{claim.number} (@{claim.friendly_id}) is {claim.status}"
     if successor is not None:
         how = "into" if claim.status is ClaimStatus.MERGED else "by"
@@ -168,28 +166,6 @@ def _claim(reference: Reference, claim: Claim, resolver: Resolver) -> list[Findi
             ),
         )
     return [Finding(INACTIVE_CLAIM, message, reference, fixes, deprecated=True)]
-
-
-def _successor(claim: Claim, resolver: Resolver) -> Claim | None:
-    """The first live claim down the ``superseded_by``/``merged_into`` chain, if any.
-
-    Only a live claim is offered: replacing one stale reference by another would just move
-    the warning.
-    """
-    seen = {claim.claim_id}
-    current = claim
-    for _ in range(SUCCESSOR_DEPTH):
-        after = current.superseded_by or current.merged_into
-        if not after or after in seen:
-            return None
-        seen.add(after)
-        found = resolver.store.claim_by_uuid(resolver.user, after)
-        if found is None:
-            return None
-        if found.status in LIVE_STATUSES:
-            return found
-        current = found
-    return None
 
 
 def _same_form(reference: Reference, claim: Claim) -> str:

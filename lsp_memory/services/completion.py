@@ -13,6 +13,7 @@ from typing import Literal
 from lsp_memory.ids import name_key
 from lsp_memory.model import LIVE_STATUSES, Claim, Note
 from lsp_memory.notes import Vault
+from lsp_memory.services import tokens
 from lsp_memory.store.fulltext import FullTextIndex
 from lsp_memory.store.sqlite import Store
 
@@ -67,11 +68,6 @@ class Candidate:
     inactive: bool = False  # a non-live claim, a trashed entity, an archived note
 
 
-def approx_tokens(text: str) -> int:
-    """A rough token count (4 characters a token) until the real tokenizer is wired in."""
-    return max(1, round(len(text) / 4))
-
-
 _GROUPS = {"context": "0", "claim": "1", "entity": "2", "tag": "3", "domain": "4"}
 
 
@@ -88,8 +84,8 @@ def _claim_candidate(claim: Claim, label: str, typed: str, then: str) -> Candida
         label=label,
         kind="claim",
         insert=label,
-        detail=f"#{claim.number} · {claim.claim_type}{status} · ~{approx_tokens(claim.statement)}"
-        " tokens",
+        detail=f"#{claim.number} · {claim.claim_type}{status} · "
+        f"{tokens.count(claim.statement)} tokens",
         documentation=f"{claim.statement}\n\n`@{claim.friendly_id}` · `#{claim.number}`"
         + (f"\n\nAnswers:{questions}" if questions else ""),
         sort=_sort(

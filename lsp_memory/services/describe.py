@@ -34,9 +34,10 @@ from lsp_memory.model import (
     Tag,
 )
 from lsp_memory.notes import Vault
-from lsp_memory.services.completion import approx_tokens
+from lsp_memory.services import lineage, tokens
 from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.store.sqlite import MAX_TREE_DEPTH, Store
+from lsp_memory.text import one_line
 
 __all__ = [
     "Described",
@@ -249,11 +250,12 @@ class Describer:
         if claim.status is ClaimStatus.ACTIVE:
             return None
         title, words = _STATUS_WORDS[claim.status]
-        successor_id = claim.superseded_by if words == "by" else claim.merged_into
         if words in ("by", "into"):
-            successor = self.store.claim_by_uuid(self.user, successor_id) if successor_id else None
+            # The live claim at the end of the chain: the one the quick fix offers.
+            successor = lineage.successor(self.store, self.user, claim)
             if successor is None:
-                return f"⚠️ **{title}** ({'successor' if words == 'by' else 'target'} not found)"
+                what = "successor" if words == "by" else "target"
+                return f"⚠️ **{title}** ({what} missing or no longer current)"
             words = f" {words} {_claim_ref(successor)}: {_md(successor.statement)}"
         return f"⚠️ **{title}**{words}"
 
@@ -620,11 +622,11 @@ def _count(claims: Sequence[Claim]) -> str:
 
 
 def _cost(claims: Sequence[Claim]) -> str:
-    """`` · ≈ N tokens`` for the claims' statements (4 characters a token until the real
-    tokenizer is wired in), or nothing when there are none."""
+    """`` · N tokens`` for the claims' statements, counted as the context block counts
+    them, or nothing when there are none."""
     if not claims:
         return ""
-    return f" · ≈ {approx_tokens(chr(10).join(c.statement for c in claims))} tokens"
+    return f" · {tokens.count(chr(10).join(c.statement for c in claims))} tokens"
 
 
 def _claim_line(claim: Claim, *, ids: bool) -> str:
@@ -658,10 +660,7 @@ def _opening(note: Note) -> list[str]:
     lines = [line.strip() for line in note.body.splitlines() if line.strip()]
     if lines and lines[0] == note.title:
         lines = lines[1:]
-    return [
-        line if len(line) <= _LINE_CUT else line[: _LINE_CUT - 1] + "…"
-        for line in lines[:OPENING_LINES]
-    ]
+    return [one_line(line, _LINE_CUT) for line in lines[:OPENING_LINES]]
 
 
 def _finish(lines: list[str]) -> str:

@@ -5,18 +5,30 @@ process — the CLI, another server — reach it when the process holding the in
 syncs. A missing, rebuilt or other-store index gets a full build. Notes follow their vaults'
 rescans. Texts to embed go to the embedding queue, which the vector side drains in the
 background.
+
+``IndexKeeper`` owns the one rule for which process writes: the process that holds (or can
+take) the full-text index's writer lock syncs the store and the vaults into it and drains
+the embedding queue; every other process scans its own vaults and reads the writer's latest
+commit. The command line and the language server both sync through it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lsp_memory.model import Claim, Context, Entity, Note
+from lsp_memory.errors import UserError
+from lsp_memory.model import Claim, Context, Entity, Note, doc_id, doc_key, note_key
+from lsp_memory.notes import Vault
 from lsp_memory.store.fulltext import FullTextIndex, TextDoc
 from lsp_memory.store.sqlite import Store
+
+if TYPE_CHECKING:
+    from lsp_memory.services.embedding import VectorSide
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(stage, done, total)`` during a build."""
@@ -38,7 +50,7 @@ def _words(ids: Iterable[str] | None) -> str:
 
 def claim_doc(claim: Claim) -> TextDoc:
     return TextDoc(
-        id=f"claim:{claim.claim_id}",
+        id=doc_id("claim", claim.claim_id),
         kind="claim",
         user=claim.user,
         status=claim.status.value,
@@ -63,7 +75,7 @@ def claim_doc(claim: Claim) -> TextDoc:
 
 def context_doc(context: Context) -> TextDoc:
     return TextDoc(
-        id=f"context:{context.context_id}",
+        id=doc_id("context", context.context_id),
         kind="context",
         user=context.user,
         status="active",
@@ -82,7 +94,7 @@ def _field_text(value: object) -> str:
 
 def entity_doc(entity: Entity) -> TextDoc:
     return TextDoc(
-        id=f"entity:{entity.entity_id}",
+        id=doc_id("entity", entity.entity_id),
         kind="entity",
         user=entity.user,
         status="trashed" if entity.trashed else "active",
@@ -97,7 +109,7 @@ def entity_doc(entity: Entity) -> TextDoc:
 
 def note_doc(note: Note) -> TextDoc:
     return TextDoc(
-        id=f"note:{note.key}",
+        id=doc_id("note", note.key),
         kind="note",
         user="",
         status="archived" if note.archived else "active",
@@ -173,7 +185,7 @@ class Indexer:
                 pending: dict[str, set[int]] = {"claim": set(), "context": set(), "entity": set()}
                 for change in changes:
                     if change.record_id is not None:
-                        deleted = f"{change.kind}:{change.record_id}"
+                        deleted = doc_id(change.kind, change.record_id)
                         self.text.delete([deleted])
                         report.removed.append(deleted)
                         report.deleted += 1
@@ -188,7 +200,7 @@ class Indexer:
         note_docs = [note_doc(note) for note in notes]
         report.upserted += self.text.upsert(note_docs)
         report.docs += note_docs
-        gone = [f"note:{key}" for key in removed]
+        gone = [doc_id("note", key) for key in removed]
         self.text.delete(gone)
         report.removed += gone
         report.deleted += len(gone)
@@ -213,3 +225,161 @@ class Indexer:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]
         report.upserted += self.text.upsert(docs)
         report.docs += docs
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one ``IndexKeeper`` sync did."""
+
+    text: SyncReport
+    embedded: int = 0
+    pending: int = 0
+    vectors: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class IndexKeeper:
+    """The search indexes of one store and its vaults, kept by whichever process may write
+    them (see the module docstring). One keeper per process; in the language server it runs
+    on the indexing thread, the vaults' and the indexes' one writer."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        text: FullTextIndex,
+        vaults: Sequence[Vault],
+        vectors: Callable[[], VectorSide | None],
+        warnings: list[str],
+    ) -> None:
+        """``store`` gives the calling thread's connection; ``vectors`` opens the vector
+        side on first call (None without a model); ``warnings`` collects the vaults' scan
+        warnings (shared with the caller, each warning once)."""
+        self._store = store
+        self.text = text
+        self.vaults = vaults
+        self._vectors = vectors
+        self.warnings = warnings
+        self._scanned: set[int] = set()  # vaults (by id) this keeper has scanned before
+
+    @property
+    def writing(self) -> bool:
+        """Whether this process writes the indexes: it holds the writer lock, or takes it
+        now that nobody else does (the writer's process exited)."""
+        return self.text.try_write()
+
+    def sync(
+        self, *, scan: bool = True, embed: bool = False, progress: Progress | None = None
+    ) -> IndexReport:
+        """``index`` when this process may write the indexes, else ``follow``."""
+        if self.writing:
+            return self.index(scan=scan, embed=embed, progress=progress)
+        return self.follow(scan=scan)
+
+    def index(
+        self,
+        *,
+        full: bool = False,
+        embed: bool = True,
+        progress: Progress | None = None,
+        scan: bool = True,
+    ) -> IndexReport:
+        """Bring the indexes up to date with the store and the vaults: text at once, then
+        (with ``embed``) the embedding queue drained. Without ``scan`` only the store's
+        changes are followed (a vault is still scanned the first time). Needs the index
+        writer; when another process holds it, that process keeps the index current and this
+        one only reads."""
+        text = self.text
+        if not self.writing:
+            raise UserError(
+                f"another lsp-memory process is writing the index in {text.folder.parent}; "
+                "it keeps the index up to date (try again when it exits)"
+            )
+        indexer = Indexer(self._store(), text)
+        everything = full or indexer.needs_full()
+        notes: list[Note] = []
+        gone: list[str] = []
+        first: list[Vault] = []
+        for vault in self.vaults:
+            if not (scan or everything or id(vault) not in self._scanned):
+                continue
+            scanned = vault.scan()
+            self._warn(scanned.warnings)
+            if everything or id(vault) not in self._scanned:
+                first.append(vault)
+                notes += list(vault.notes.values())
+            else:
+                # Later scans report what changed since the one before.
+                current = vault.notes
+                notes += [current[p] for p in (*scanned.added, *scanned.changed) if p in current]
+                gone += [note_key(vault.root, p) for p in scanned.removed]
+            self._scanned.add(id(vault))
+        if first:
+            # A vault's first scan in this process cannot tell what was deleted since the
+            # index last saw it: compare with the notes the index holds for that vault.
+            present = {doc_id("note", note.key) for note in notes}
+            roots = tuple(doc_id("note", note_key(vault.root, "")) for vault in first)
+            gone += [
+                doc_key(found) for found in text.ids("note") - present if found.startswith(roots)
+            ]
+        report = IndexReport(indexer.sync(notes, gone, full=full, progress=progress))
+        side = self._vectors()
+        if side is not None:
+            if report.text.full:
+                side.clear()
+            side.remove(report.text.removed)
+            side.enqueue(report.text.docs)
+            if embed:
+                tick: Callable[[int, int], None] | None = None
+                if progress is not None:
+                    tick = lambda done, total: progress("embedding", done, total)  # noqa: E731
+                report.embedded = side.drain(progress=tick)
+            report.vectors = len(side.index)
+            report.pending = side.catalog.counts()[1]
+        report.warnings = self.warnings
+        return report
+
+    def follow(self, *, scan: bool = True) -> IndexReport:
+        """What a process that does not write the index does instead of ``index``: bring its
+        vaults up to date (links, completion, backlinks are its own; with ``scan``) and read
+        the writer's latest commit."""
+        warnings = [w for vault in self.vaults if scan for w in vault.scan().warnings]
+        self.text.reload()
+        return IndexReport(SyncReport(), warnings=warnings)
+
+    def index_buffers(self, edits: Mapping[Path, str | None]) -> SyncReport | None:
+        """Index open editor buffers' unsaved text in place of their notes' files (``None``:
+        the buffer was closed, the disk is the truth again), then whatever else changed in
+        the store. Paths outside every vault are left alone; an unchanged text costs a hash.
+        Without the index writer only the vaults are updated (links and backlinks)."""
+        notes: list[Note] = []
+        gone: list[str] = []
+        for path, text in edits.items():
+            for vault in self.vaults:
+                before = vault.notes  # the snapshot as it is now: a later publish replaces it
+                if text is None:
+                    scanned = vault.update(path)
+                    current = vault.notes
+                    notes += [
+                        current[p] for p in (*scanned.added, *scanned.changed) if p in current
+                    ]
+                    gone += [note_key(vault.root, p) for p in scanned.removed]
+                    continue
+                try:
+                    note = vault.update_text(path, text)
+                except ValueError:
+                    continue  # not in this vault
+                previous = before.get(note.path)
+                indexed = vault.notes.get(note.path) is note
+                if indexed and (previous is None or previous.content_hash != note.content_hash):
+                    notes.append(note)
+        if not (notes or gone) or not self.text.writable:
+            return None
+        report = Indexer(self._store(), self.text).sync(notes, gone)
+        side = self._vectors()
+        if side is not None:
+            side.remove(report.removed)
+            side.enqueue(report.docs)
+        return report
+
+    def _warn(self, found: Iterable[str]) -> None:
+        self.warnings += [w for w in found if w not in self.warnings]

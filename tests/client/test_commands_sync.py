@@ -5,6 +5,7 @@ drained in the background; bad command arguments get an error and the server kee
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
@@ -60,6 +61,35 @@ async def test_search_command(client: LanguageClient) -> None:
     assert all(hit["status"] in ("active", "contested") for hit in hits)
     notes = await command(client, "lspMemory.search", "milestones", "note")
     assert notes[0]["reference"] == "[[Project Plan]]"
+    # The command line gives each hit the same JSON (the signals and the order aside: its
+    # search may have vectors the server has not loaded yet).
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lsp_memory",
+            "--vault",
+            str(VAULT),
+            "search",
+            "PostgreSQL",
+            "--kind",
+            "claim",
+            "-k",
+            "5",
+            "--json",
+        ],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    same = ("id", "kind", "key", "reference", "number", "title", "status")
+    by_id = {hit["id"]: hit for hit in json.loads(cli.stdout)}
+    common = [hit for hit in hits if hit["id"] in by_id]
+    assert common
+    for hit in common:
+        assert {key: hit[key] for key in same} == {key: by_id[hit["id"]][key] for key in same}
+    assert hits[0]["reference"] == f"@{hits[0]['key']}" and isinstance(hits[0]["number"], int)
 
 
 async def test_a_claim_added_through_the_server_is_completable(client: LanguageClient) -> None:

@@ -7,6 +7,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from lsp_memory.services.tokens import o200k
 from tests.client.conftest import WORK, utf8
 
 
@@ -67,9 +68,11 @@ async def test_at_finds_claims_by_statement_words(client: LanguageClient) -> Non
     assert "@root_claim_a009" in labels(items)
     item = next(i for i in items if i.label == "@root_claim_a009")
     assert item.detail is not None and item.detail.startswith("#9 · preference")
-    assert "tokens" in item.detail
     assert isinstance(item.documentation, types.MarkupContent)
-    assert "paper notebook" in item.documentation.value
+    statement = item.documentation.value.split("\n\n")[0]
+    assert "paper notebook" in statement
+    # Counted as the context block counts it (o200k), not estimated: one number per claim.
+    assert item.detail.endswith(f" · {o200k().count(statement)} tokens")
 
 
 async def test_hash_completes_claim_numbers(client: LanguageClient) -> None:

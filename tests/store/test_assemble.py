@@ -66,7 +66,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
 
 
 def assembler(app: App, tiers: Tiers | None = None, budget: int = 4000) -> Assembler:
-    return Assembler(app.store, app.resolver, None, user=USER, tiers=tiers, budget=budget)
+    return Assembler(
+        app.store, app.snapshot().resolver(), None, user=USER, tiers=tiers, budget=budget
+    )
 
 
 def build(app: App, text: str, *, tiers: Tiers | None = None, **options: Any) -> ContextBlock:
@@ -411,15 +413,19 @@ def test_semantic_tier_finds_by_meaning_and_keeps_near_duplicates_once(tmp_path:
             },
             user=USER,
         )
-        app.index()
-        block = app.assembler.build("Which database does the Leaf service use?", budget=4000)
+        app.keeper.index()
+        block = (
+            app.snapshot()
+            .assembler()
+            .build("Which database does the Leaf service use?", budget=4000)
+        )
         auto = [i for i in section(block, "User memory") if i["label"] == "AUTO"]
         top = auto[0]
         assert top["number"] == 1 and top["tier"] == "semantic" and top["similarity"] > 0.5
         # The added claim says the same as #1 (cosine > 0.8): kept once, the better one.
         assert "stores its data" not in block.markdown
         # With a query about something else, #1 no longer leads.
-        other = app.assembler.build("", query="morning routine and sleep", budget=4000)
+        other = app.snapshot().assembler().build("", query="morning routine and sleep", budget=4000)
         first = next(i for i in section(other, "User memory") if i["label"] == "AUTO")
         assert first["number"] != 1
     finally:

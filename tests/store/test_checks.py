@@ -14,7 +14,9 @@ import pytest
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES, Config, apply_settings, load_config
 from lsp_memory.model import Reference
 from lsp_memory.notes import Vault
+from lsp_memory.services.assemble import Assembler
 from lsp_memory.services.checks import CreateNote, Finding, Replace, check
+from lsp_memory.services.describe import Describer
 from lsp_memory.services.interchange import import_records
 from lsp_memory.services.resolver import Resolver
 from lsp_memory.store.sqlite import Store
@@ -148,10 +150,18 @@ def test_a_successor_chain_is_followed_to_a_live_claim_and_cycles_end(
     chained = one(run("#50", resolver), "#50")
     assert [fix.new_text for fix in chained.fixes if isinstance(fix, Replace)] == ["#52"]
     assert "superseded by #52" in chained.message
+    # The hover, the context block's warning and `claim show` name the same claim as the fix
+    # (they once went one step, to #51, which is merged too).
+    hover = Describer(kb, USER, [vault]).hover_at("#50", 0)
+    assert hover is not None and "**Superseded** by #52 @chain_claim_52" in hover.markdown
+    block = Assembler(kb, resolver, user=USER).build("#50")
+    assert block.warnings == ("#50: claim #50 is superseded by #52 @chain_claim_52",)
     for dead_end in ("#60", "#70"):
         finding = one(run(dead_end, resolver), dead_end)
         assert finding.fixes == ()
         assert "its successor is missing or no longer current" in finding.message
+        dead = Describer(kb, USER, [vault]).hover_at(dead_end, 0)
+        assert dead is not None and "successor missing or no longer current" in dead.markdown
 
 
 def test_a_broken_link_offers_to_create_the_note_in_the_first_vault(

@@ -16,6 +16,7 @@ from lsp_memory.notes import Vault
 from lsp_memory.services.describe import Describer, Page, reference_at, write_page
 from lsp_memory.services.interchange import add_record
 from lsp_memory.services.resolver import parse_argument
+from lsp_memory.services.tokens import o200k
 from lsp_memory.store.sqlite import Store
 from tests.conftest import DATA, USER
 
@@ -111,7 +112,10 @@ def test_context_hover_gives_path_children_count_cost_and_first_claims(
     assert "path: Root Context · sub-contexts: @mid_ctx, @other_ctx" in root
     lines = root.splitlines()
     count = next(line for line in lines if line.startswith("6 claims"))
-    assert count.startswith("6 claims (with sub-contexts) · ≈ ") and count.endswith(" tokens")
+    # The context block's count (o200k), not an estimate: one number for the same text.
+    claims = describer.resolver.resolve(parse_argument("@root_ctx")).claims
+    cost = o200k().count("\n".join(claim.statement for claim in claims))
+    assert count == f"6 claims (with sub-contexts) · {cost} tokens"
     listed = [line for line in lines if line.startswith("- #")]
     assert [line.split()[1] for line in listed] == ["#10", "#2", "#8", "#7", "#1"]
     assert "- #2 (decision, contested) The Leaf service launches in March" in listed
@@ -152,7 +156,7 @@ def test_tag_and_domain_hovers(describer: Describer) -> None:
     assert "parent @health_tag" in hover(describer, "@sleep_tag")
     work = hover(describer, "@work_domain")
     assert work.startswith("**Domain @work_domain** · claims whose domains include work")
-    assert "7 claims · ≈ " in work and "- … 2 more" in work
+    assert "7 claims · " in work and "- … 2 more" in work
 
 
 def test_note_hover_has_title_path_opening_lines_and_backlinks_newest_first(

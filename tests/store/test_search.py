@@ -40,7 +40,7 @@ def make_app(tmp_path: Path, **changes: object) -> App:
 def app(tmp_path: Path) -> Iterator[App]:
     opened = make_app(tmp_path)
     import_records(opened.store, KB.read_bytes(), user=USER, source="kb")
-    opened.index()
+    opened.keeper.index()
     yield opened
     opened.close()
 
@@ -52,44 +52,55 @@ def titles(hits: Sequence[object]) -> list[str]:
 def test_index_covers_claims_contexts_entities_and_notes(app: App) -> None:
     assert app.vectors is not None
     assert len(app.vectors.index) == len(app.text_index)
-    kinds = {h.kind for h in app.search.search("Alice", user=USER, k=50)}
+    kinds = {h.kind for h in app.hybrid_search().search("Alice", user=USER, k=50)}
     assert kinds >= {"claim", "entity", "note"}
 
 
 def test_hybrid_finds_by_meaning_and_by_words(app: App) -> None:
-    by_meaning = app.search.search(
+    by_meaning = app.hybrid_search().search(
         "which database does the service use", user=USER, kinds={"claim"}, statuses=LIVE, k=3
     )
     assert by_meaning[0].title == "The Leaf service uses PostgreSQL 16"
     assert by_meaning[0].similarity > 0.3 and by_meaning[0].bm25 > 0
-    dense = app.search.search("relational datastore", user=USER, kinds={"claim"}, k=3, mode="dense")
+    dense = app.hybrid_search().search(
+        "relational datastore", user=USER, kinds={"claim"}, k=3, mode="dense"
+    )
     assert any("PostgreSQL" in t for t in titles(dense))
-    assert app.search.search("relational datastore", user=USER, kinds={"claim"}, mode="bm25") == []
+    assert (
+        app.hybrid_search().search("relational datastore", user=USER, kinds={"claim"}, mode="bm25")
+        == []
+    )
 
 
 def test_filters_never_leak_and_keep_statuses(app: App) -> None:
     for mode in ("hybrid", "bm25", "dense"):
-        hits = app.search.search("Leaf service", user=USER, kinds={"claim"}, k=50, mode=mode)
+        hits = app.hybrid_search().search(
+            "Leaf service", user=USER, kinds={"claim"}, k=50, mode=mode
+        )
         assert hits and all(h.id.startswith("claim:") for h in hits)
         mallory = app.store.claims("mallory")
         assert not {f"claim:{c.claim_id}" for c in mallory} & {h.id for h in hits}
-        live = app.search.search(
+        live = app.hybrid_search().search(
             "Leaf service", user=USER, kinds={"claim"}, k=50, statuses=LIVE, mode=mode
         )
         assert {h.status for h in live} <= set(LIVE)
-    assert app.search.search("Leaf service", user="nobody", kinds={"claim"}) == []
+    assert app.hybrid_search().search("Leaf service", user="nobody", kinds={"claim"}) == []
 
 
 def test_hits_carry_signals(app: App) -> None:
     claim = app.store.claim_by_number(USER, 9)
     assert claim is not None
     month_later = epoch(claim.updated_at) + 30 * 86_400
-    [hit] = app.search.search("paper notebook", user=USER, kinds={"claim"}, k=1, now=month_later)
+    [hit] = app.hybrid_search().search(
+        "paper notebook", user=USER, kinds={"claim"}, k=1, now=month_later
+    )
     assert hit.key == "root_claim_a009" and hit.confidence == claim.confidence == 0.8
     assert hit.recency == pytest.approx(0.5)  # one half-life later
     assert hit.score == pytest.approx(1.0)  # the best of min-max fused scores
     assert hit.bm25 > 0 and 0 < hit.similarity <= 1
-    floor = app.search.search("Running hurts", user=USER, kinds={"claim"}, min_confidence=0.99)
+    floor = app.hybrid_search().search(
+        "Running hurts", user=USER, kinds={"claim"}, min_confidence=0.99
+    )
     assert all(h.confidence >= 0.99 for h in floor)
 
 
@@ -97,9 +108,9 @@ def test_near_duplicates_kept_once_on_request(app: App) -> None:
     add_record(
         app.store, {"kind": "claim", "statement": "The Leaf service uses PostgreSQL 16!"}, user=USER
     )
-    app.index()
-    both = app.search.search("PostgreSQL 16", user=USER, kinds={"claim"}, statuses=LIVE)
-    once = app.search.search(
+    app.keeper.index()
+    both = app.hybrid_search().search("PostgreSQL 16", user=USER, kinds={"claim"}, statuses=LIVE)
+    once = app.hybrid_search().search(
         "PostgreSQL 16", user=USER, kinds={"claim"}, statuses=LIVE, diverse=True
     )
     near = [t for t in titles(both) if t.startswith("The Leaf service uses PostgreSQL 16")]
@@ -121,24 +132,24 @@ def test_a_new_claim_is_searchable_by_text_at_once_and_semantically_after_the_qu
     app: App,
 ) -> None:
     add_record(app.store, {"kind": "claim", "statement": "Kombucha brewing is my hobby"}, user=USER)
-    report = app.index(embed=False)
+    report = app.keeper.index(embed=False)
     assert report.pending == 1
-    assert titles(app.search.search("kombucha", user=USER, mode="bm25")) == [
+    assert titles(app.hybrid_search().search("kombucha", user=USER, mode="bm25")) == [
         "Kombucha brewing is my hobby"
     ]
     assert "Kombucha brewing is my hobby" not in titles(
-        app.search.search("fermented tea drinks", user=USER, mode="dense", k=5)
+        app.hybrid_search().search("fermented tea drinks", user=USER, mode="dense", k=5)
     )
     assert app.vectors is not None and app.vectors.drain() == 1
     assert "Kombucha brewing is my hobby" in titles(
-        app.search.search("fermented tea drinks", user=USER, mode="dense", k=5)
+        app.hybrid_search().search("fermented tea drinks", user=USER, mode="dense", k=5)
     )
 
 
 def test_the_queue_survives_a_restart(tmp_path: Path) -> None:
     first = make_app(tmp_path)
     import_records(first.store, KB.read_bytes(), user=USER, source="kb")
-    report = first.index(embed=False)
+    report = first.keeper.index(embed=False)
     assert report.pending == report.text.upserted > 0
     first.close()
     second = make_app(tmp_path)
@@ -173,27 +184,27 @@ def test_unchanged_text_is_never_embedded_twice(app: App) -> None:
     claim = app.store.claim_by_number(USER, 1)
     assert claim is not None
     app.store.set_status(USER, claim.claim_id, ClaimStatus.RETRACTED, now())
-    app.index()
+    app.keeper.index()
     assert counting.texts == []  # only its status changed
-    hits = app.search.search("PostgreSQL 16", user=USER, statuses=LIVE, mode="dense", k=20)
+    hits = app.hybrid_search().search("PostgreSQL 16", user=USER, statuses=LIVE, mode="dense", k=20)
     assert f"claim:{claim.claim_id}" not in {h.id for h in hits}
     counting.texts.clear()  # the query itself was embedded
-    full = app.index(full=True)  # a rebuild re-reads everything, the cache still holds it
+    full = app.keeper.index(full=True)  # a rebuild re-reads everything, the cache still holds it
     assert full.text.full and counting.texts == []
     add_record(app.store, {"kind": "claim", "statement": "A brand new sentence"}, user=USER)
-    app.index()
+    app.keeper.index()
     assert counting.texts == ["A brand new sentence"]
 
 
 def test_a_bad_model_setting_warns_and_text_search_keeps_working(tmp_path: Path) -> None:
     broken = make_app(tmp_path, model=tmp_path / "no-such-model")
     import_records(broken.store, KB.read_bytes(), user=USER, source="kb")
-    report = broken.index()
+    report = broken.keeper.index()
     assert broken.vectors is None
     assert any("model" in w for w in report.warnings)
-    assert titles(broken.search.search("PostgreSQL 16", user=USER, kinds={"claim"}, k=1)) == [
-        "The Leaf service uses PostgreSQL 16"
-    ]
+    assert titles(
+        broken.hybrid_search().search("PostgreSQL 16", user=USER, kinds={"claim"}, k=1)
+    ) == ["The Leaf service uses PostgreSQL 16"]
     broken.close()
 
 
@@ -211,9 +222,9 @@ def test_a_damaged_index_folder_is_rebuilt_and_the_store_untouched(app: App) -> 
     assert again.vectors is not None
     counting = CountingEmbedder(again.vectors.embedder)  # type: ignore[arg-type]
     again.vectors.embedder = counting
-    report = again.index()
+    report = again.keeper.index()
     assert report.text.full and counting.texts == []  # vectors come back from the cache
-    hits = again.search.search("PostgreSQL 16", user=USER, kinds={"claim"}, k=1)
+    hits = again.hybrid_search().search("PostgreSQL 16", user=USER, kinds={"claim"}, k=1)
     assert titles(hits) == ["The Leaf service uses PostgreSQL 16"]
     again.close()
     assert snapshot(app.config.store) == before

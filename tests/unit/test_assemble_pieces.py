@@ -33,7 +33,8 @@ from lsp_memory.services.assemble import (
     render,
     summary,
 )
-from lsp_memory.services.tokens import cut, o200k
+from lsp_memory.services.tokens import o200k
+from lsp_memory.text import cut
 
 
 def claim(statement: str = "Uses Python 3.11", **changes: object) -> Claim:

@@ -1,7 +1,12 @@
 """``textDocument/codeLens``: on the first line of a document with references, the size of
 its context block against the budget — ``context: 1234 / 1500 tokens`` — running
 ``lspMemory.buildContext`` when clicked. The block is built by the same service as
-``build-context``, so the figure is the one the command gives."""
+``build-context``, so the figure is the one the command gives.
+
+A block takes 0.1–0.4 s on 100k claims (docs/benchmarks.md), so it is built in a worker
+thread and kept per document: asked again for the same version of the document, with the
+store and the indexes unchanged, the lens is the one built before.
+"""
 
 from __future__ import annotations
 
@@ -10,32 +15,54 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from lsp_memory import refs
-from lsp_memory.lsp.convert import open_document, open_texts
+from lsp_memory.lsp.convert import as_document, open_document, open_texts
 
 if TYPE_CHECKING:
+    from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
 
 BUILD = "lspMemory.buildContext"
 
+_Key = tuple[int, int, int, int]
+"""What a lens depends on: the session, the document's version, the store's last change and
+the indexes' generation."""
+
 
 def register(server: MemoryServer) -> None:
+    built: dict[str, tuple[_Key, list[types.CodeLens]]] = {}  # uri → key, lens
+
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: MemoryServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    async def code_lens(
+        ls: MemoryServer, params: types.CodeLensParams
+    ) -> list[types.CodeLens] | None:
         session = ls.session
         documents = ls.workspace.text_documents
         doc = open_document(documents, params.text_document.uri)
         if session is None or doc is None or not session.ready.is_set():
+            built.pop(params.text_document.uri, None)
             return None
         if not refs.parse_document(doc.source, doc.language_id, doc.uri).references:
+            built.pop(doc.uri, None)
             return None
-        block = session.build_context(doc, open_texts(documents))
-        title = f"context: {block.tokens} / {block.budget} tokens"
-        if block.over_budget:
-            title += " (over budget: referenced claims alone)"
-        top = types.Position(line=0, character=0)
-        return [
-            types.CodeLens(
-                range=types.Range(start=top, end=top),
-                command=types.Command(title=title, command=BUILD, arguments=[doc.uri]),
-            )
-        ]
+        document, buffers, version = as_document(doc), open_texts(documents), doc.version or 0
+
+        def lens(reads: Snapshot) -> list[types.CodeLens]:
+            key = (id(session), version, reads.store_version(), session.generation)
+            cached = built.get(document.uri or "")
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            block = session.build_context(reads, document, buffers)
+            title = f"context: {block.tokens} / {block.budget} tokens"
+            if block.over_budget:
+                title += " (over budget: referenced claims alone)"
+            top = types.Position(line=0, character=0)
+            found = [
+                types.CodeLens(
+                    range=types.Range(start=top, end=top),
+                    command=types.Command(title=title, command=BUILD, arguments=[doc.uri]),
+                )
+            ]
+            built[document.uri or ""] = (key, found)
+            return found
+
+        return await session.run(lens)

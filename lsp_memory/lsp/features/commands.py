@@ -3,7 +3,7 @@
 ``lspMemory.reindex`` and ``lspMemory.buildContext``.
 
 ``buildContext`` returns the context block's JSON (SPEC §6), built by the same service as
-``lsp-memory build-context``.
+``lsp-memory build-context``; it and ``search`` run in a worker thread.
 """
 
 from __future__ import annotations
@@ -16,14 +16,21 @@ from typing import TYPE_CHECKING, Any, cast
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
 
 from lsp_memory.errors import UserError
 from lsp_memory.lsp.actions import REMEMBER, selected_text
-from lsp_memory.lsp.convert import open_document, open_texts
-from lsp_memory.services.interchange import add_record, claim_record
+from lsp_memory.lsp.convert import (
+    as_document,
+    edit_capability,
+    open_document,
+    open_texts,
+    workspace_edit,
+)
+from lsp_memory.services.interchange import claim_record
+from lsp_memory.services.search import SHOWN_STATUSES, hit_record
 
 if TYPE_CHECKING:
+    from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
     from lsp_memory.lsp.session import Session
 
@@ -74,8 +81,9 @@ def register(server: MemoryServer) -> None:
         return lambda function: server.command(name)(_plain_errors(function))
 
     @command("lspMemory.search")
-    def search(ls: LanguageServer, *args: Any) -> list[dict[str, Any]]:
-        """Arguments: query, then optionally kind (claim, note, all) and k."""
+    async def search(ls: LanguageServer, *args: Any) -> list[dict[str, Any]]:
+        """Arguments: query, then optionally kind (claim, note, all) and k. Each hit as
+        ``lsp-memory search --json`` gives it."""
         session = _session(ls)
         query = _text(args[0] if args else None, "query")
         kind = args[1] if len(args) > 1 else "all"
@@ -84,42 +92,23 @@ def register(server: MemoryServer) -> None:
         k = args[2] if len(args) > 2 else 10
         if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= 100:
             raise UserError("k must be a whole number from 1 to 100")
-        hits = session.search.search(
-            query,
-            user=session.config.user,
-            kinds=_KINDS[kind],
-            k=k,
-            statuses=("active", "contested", "archived"),
-        )
-        return [
-            {
-                "id": hit.id,
-                "kind": hit.kind,
-                "key": hit.key,
-                "title": hit.title,
-                "snippet": hit.snippet,
-                "status": hit.status,
-                "score": hit.score,
-                "bm25": hit.bm25,
-                "similarity": hit.similarity,
-                "confidence": hit.confidence,
-                "recency": hit.recency,
-                "reference": f"[[{hit.title}]]" if hit.kind == "note" else f"@{hit.key}",
-            }
-            for hit in hits
-        ]
+        kinds = _KINDS[kind]
+
+        def found(reads: Snapshot) -> list[dict[str, Any]]:
+            hits = reads.search().search(
+                query, user=reads.user, kinds=kinds, k=k, statuses=SHOWN_STATUSES
+            )
+            return [hit_record(hit, reads.store, reads.user) for hit in hits]
+
+        return await session.run(found)
 
     @command("lspMemory.addClaim")
     def add_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: statement, then optionally claim type."""
         session = _session(ls)
-        record: dict[str, Any] = {
-            "kind": "claim",
-            "statement": _text(args[0] if args else None, "statement"),
-        }
-        if len(args) > 1 and args[1]:
-            record["claim_type"] = _text(args[1], "claim type")
-        claim = add_record(session.app.store, record, user=session.config.user).claims[0]
+        statement = _text(args[0] if args else None, "statement")
+        claim_type = _text(args[1], "claim type") if len(args) > 1 and args[1] else None
+        claim = session.reads().records().add_claim(statement, claim_type=claim_type)
         session.poke()
         return {**claim_record(claim), "reference": f"@{claim.friendly_id}"}
 
@@ -136,13 +125,14 @@ def register(server: MemoryServer) -> None:
         statement = selected_text(doc, where)
         if not statement:
             raise UserError("the selection is empty: select the text to remember")
-        record = {"kind": "claim", "statement": statement}
-        claim = add_record(session.app.store, record, user=session.config.user).claims[0]
+        claim = session.reads().records().add_claim(statement)
         session.poke()
         reference = f"@{claim.friendly_id}"
         replaced = False
         if len(args) > 2 and args[2] is True:
-            edit = _replace(ls, doc, where, reference)
+            capability = edit_capability(ls.client_capabilities)
+            replacement = types.TextEdit(range=where, new_text=reference)
+            edit = workspace_edit(capability, {doc.uri: [replacement]}, {doc.uri: doc.version})
             label = f"Replace the selection with {reference}"
             result = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=label)
@@ -156,7 +146,7 @@ def register(server: MemoryServer) -> None:
         return {"status": "started"}
 
     @command("lspMemory.buildContext")
-    def build_context(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+    async def build_context(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: a document URI (the document must be open), then optionally
         ``{"budget", "attach", "pin", "query"}`` as ``build-context`` takes them. The
         context block's JSON (SPEC §6), the same as ``build-context --format json``."""
@@ -168,9 +158,11 @@ def register(server: MemoryServer) -> None:
         doc = open_document(ls.workspace.text_documents, uri)
         if doc is None:
             raise UserError(f"{uri} is not open")
-        return session.build_context(
-            doc, open_texts(ls.workspace.text_documents), **_build_options(options)
-        ).to_json()
+        document, buffers = as_document(doc), open_texts(ls.workspace.text_documents)
+        chosen = _build_options(options)
+        return await session.run(
+            lambda reads: session.build_context(reads, document, buffers, **chosen).to_json()
+        )
 
 
 def _range(value: Any) -> types.Range:
@@ -189,20 +181,6 @@ def _range(value: Any) -> types.Range:
     return types.Range(
         start=types.Position(line=lines[0], character=columns[0]),
         end=types.Position(line=lines[1], character=columns[1]),
-    )
-
-
-def _replace(
-    ls: LanguageServer, doc: TextDocument, where: types.Range, text: str
-) -> types.WorkspaceEdit:
-    edit = types.TextEdit(range=where, new_text=text)
-    workspace = ls.client_capabilities.workspace
-    capability = workspace.workspace_edit if workspace is not None else None
-    if capability is None or not capability.document_changes:
-        return types.WorkspaceEdit(changes={doc.uri: [edit]})
-    versioned = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
-    return types.WorkspaceEdit(
-        document_changes=[types.TextDocumentEdit(text_document=versioned, edits=[edit])]
     )
 
 

@@ -59,7 +59,7 @@ def register(server: MemoryServer) -> None:
             doc.source, offset(doc, at.line, column)
         ):
             return None
-        found, incomplete = session.completer.complete(typed)
+        found, incomplete = session.reads().completer().complete(typed)
         replace = types.Range(
             start=client_position(doc, at.line, typed.start),
             end=client_position(doc, at.line, column),

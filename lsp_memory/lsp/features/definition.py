@@ -14,9 +14,6 @@ from lsp_memory.lsp.convert import cursor_at
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
 
-PAGES = "pages"
-"""The folder of generated record pages, inside the store's index folder."""
-
 
 def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
@@ -26,12 +23,9 @@ def register(server: MemoryServer) -> None:
         if session is None or at is None:
             return None
         doc = at.doc
-        found = session.describer.definition_at(
-            doc.source,
-            at.offset,
-            session.app.index_folder / PAGES,
-            doc.language_id,
-            doc.uri,
+        reads = session.reads()
+        found = reads.describer().definition_at(
+            doc.source, at.offset, reads.pages, doc.language_id, doc.uri
         )
         if found is None:
             return None

@@ -5,9 +5,10 @@ This module answers ``textDocument/codeAction`` (one handler per method), adding
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
-run on the event loop, where the session's store connection lives. At the same moments an
-open note's text goes to the indexes (``Session.note_edited``), so unsaved edits are searched,
-linked and completed; closing gives the file back.
+run in a worker thread on the text as it was when the check started; findings for a version
+the editor has moved past are not published. At the same moments an open note's text goes to
+the indexes (``Session.note_edited``), so unsaved edits are searched, linked and completed;
+closing gives the file back.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.actions import REMEMBER_KIND, remember_actions
-from lsp_memory.lsp.convert import open_document
+from lsp_memory.lsp.convert import edit_capability, open_document, workspace_edit
 from lsp_memory.services import checks
 from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
 
 if TYPE_CHECKING:
+    from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
     from lsp_memory.lsp.session import Session
     from lsp_memory.model import Reference
@@ -92,32 +94,36 @@ def _supports_deprecated(ls: MemoryServer) -> bool:
     return support is not None and types.DiagnosticTag.Deprecated in support.value_set
 
 
-def _workspace_edit_capability(ls: MemoryServer) -> types.WorkspaceEditClientCapabilities:
-    workspace = ls.client_capabilities.workspace
-    found = workspace.workspace_edit if workspace is not None else None
-    return found or types.WorkspaceEditClientCapabilities()
-
-
-def _check(ls: MemoryServer, session: Session, doc: TextDocument) -> list[Finding]:
-    def failed(reference: Reference, error: Exception) -> None:
-        _log(ls, f"cannot check {reference.text} in {doc.uri}: {type(error).__name__}: {error}")
-
-    return checks.check(
-        doc.source,
-        session.resolver,
-        language_id=doc.language_id,
-        path=doc.uri,
-        severities=session.config.severities,
-        on_error=failed,
-    )
-
-
-def _note_problems(session: Session, uri: str) -> list[types.Diagnostic]:
-    """A note that could not be read as written (broken front matter, not UTF-8): one
-    warning at its top. The note is still indexed."""
+async def _check(
+    ls: MemoryServer, session: Session, doc: TextDocument
+) -> tuple[list[Finding], list[str]]:
+    """The findings of an open document as it is now, and the warnings of the note it is
+    (broken front matter, not UTF-8), checked in a worker thread."""
+    text, language_id, uri = doc.source, doc.language_id, doc.uri
     path = to_fs_path(uri)
-    if not path:
-        return []
+    loop = asyncio.get_running_loop()
+
+    def failed(reference: Reference, error: Exception) -> None:
+        message = f"cannot check {reference.text} in {uri}: {type(error).__name__}: {error}"
+        loop.call_soon_threadsafe(_log, ls, message)
+
+    def check(reads: Snapshot) -> tuple[list[Finding], list[str]]:
+        findings = checks.check(
+            text,
+            reads.resolver(),
+            language_id=language_id,
+            path=uri,
+            severities=reads.config.severities,
+            on_error=failed,
+        )
+        return findings, list(checks.note_warnings(Path(path), reads.vaults)) if path else []
+
+    return await session.run(check)
+
+
+def _note_problems(warnings: list[str]) -> list[types.Diagnostic]:
+    """A note that could not be read as written: one warning at its top. The note is still
+    indexed."""
     start = types.Position(line=0, character=0)
     return [
         types.Diagnostic(
@@ -127,7 +133,7 @@ def _note_problems(session: Session, uri: str) -> list[types.Diagnostic]:
             source=SOURCE,
             code="note-unreadable",
         )
-        for message in checks.note_warnings(Path(path), session.app.vaults)
+        for message in warnings
     ]
 
 
@@ -151,17 +157,12 @@ def _edit(
 ) -> types.WorkspaceEdit | None:
     """The workspace edit of ``fix``; None for a new note when the client cannot create
     files."""
-    capability = _workspace_edit_capability(ls)
+    capability = edit_capability(ls.client_capabilities)
     if isinstance(fix, Replace):
         edit = types.TextEdit(
             range=columns.range(reference, fix.start, fix.end), new_text=fix.new_text
         )
-        if not capability.document_changes:
-            return types.WorkspaceEdit(changes={doc.uri: [edit]})
-        versioned = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
-        return types.WorkspaceEdit(
-            document_changes=[types.TextDocumentEdit(text_document=versioned, edits=[edit])]
-        )
+        return workspace_edit(capability, {doc.uri: [edit]}, {doc.uri: doc.version})
     return _create(fix, capability)
 
 
@@ -172,17 +173,11 @@ def _create(
         return None
     uri = fix.path.as_uri()
     start = types.Position(line=0, character=0)
-    return types.WorkspaceEdit(
-        document_changes=[
-            # Neither overwrite nor ignore: an existing file makes the client refuse the edit
-            # rather than prepend a heading to it.
-            types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False)),
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                edits=[types.TextEdit(range=types.Range(start, start), new_text=fix.content)],
-            ),
-        ]
-    )
+    heading = types.TextEdit(range=types.Range(start, start), new_text=fix.content)
+    # Neither overwrite nor ignore: an existing file makes the client refuse the edit rather
+    # than prepend a heading to it.
+    create = types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False))
+    return workspace_edit(capability, {uri: [heading]}, before=[create])
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -246,19 +241,23 @@ def register(server: MemoryServer) -> None:
     pending: dict[str, asyncio.Task[None]] = {}
     checked: dict[str, tuple[int | None, list[Finding]]] = {}  # uri → version, findings
 
-    def publish(ls: MemoryServer, session: Session, uri: str) -> None:
+    async def publish(ls: MemoryServer, session: Session, uri: str) -> None:
         doc = open_document(ls.workspace.text_documents, uri)
         if doc is None:
             return
+        version = doc.version
         try:
-            findings = _check(ls, session, doc)
+            findings, warnings = await _check(ls, session, doc)
         except Exception as error:  # e.g. the store cannot be opened: no diagnostics
             _log(ls, f"cannot check {uri}: {type(error).__name__}: {error}")
             return
+        doc = open_document(ls.workspace.text_documents, uri)
+        if doc is None or doc.version != version:
+            return  # closed or changed meanwhile: its own check follows
         checked[uri] = (doc.version, findings)
         columns, tags = _Columns(doc), _supports_deprecated(ls)
         diagnostics = [_diagnostic(f, columns, tags) for f in findings]
-        diagnostics += _note_problems(session, uri)
+        diagnostics += _note_problems(warnings)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
@@ -273,7 +272,7 @@ def register(server: MemoryServer) -> None:
                 await asyncio.sleep(_READY_POLL_SECONDS)
             if session is not None:
                 _edited(ls, session, uri)
-                publish(ls, session, uri)
+                await publish(ls, session, uri)
         finally:
             if pending.get(uri) is asyncio.current_task():
                 del pending[uri]
@@ -314,7 +313,7 @@ def register(server: MemoryServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND]),
     )
-    def code_action(
+    async def code_action(
         ls: MemoryServer, params: types.CodeActionParams
     ) -> list[types.CodeAction | types.Command] | None:
         session = ls.session
@@ -337,7 +336,10 @@ def register(server: MemoryServer) -> None:
             if cached is not None and cached[0] == doc.version:
                 findings = cached[1]
             elif session.ready.is_set():
-                findings = _check(ls, session, doc)
+                version = doc.version
+                findings, _ = await _check(ls, session, doc)
+                if doc.version != version:
+                    findings = []  # changed meanwhile: the ranges would be off
             else:
                 findings = []
             preferred = bool(capability.is_preferred_support)

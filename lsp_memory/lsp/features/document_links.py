@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from lsp_memory.lsp.convert import open_document, token_range
-from lsp_memory.services.annotate import Annotator
 
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
@@ -20,7 +19,7 @@ def register(server: MemoryServer) -> None:
         doc = open_document(ls.workspace.text_documents, params.text_document.uri)
         if ls.session is None or doc is None:
             return []
-        annotator = Annotator(ls.session.resolver)
+        annotator = ls.session.reads().annotator()
         text_document = ls.client_capabilities.text_document
         support = text_document.document_link if text_document is not None else None
         tooltips = bool(support and support.tooltip_support)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from lsp_memory.lsp.convert import Places, as_document, cursor_at
-from lsp_memory.services.references import ReferenceFinder
 
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
@@ -25,7 +24,7 @@ def register(server: MemoryServer) -> None:
         at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
-        finder = ReferenceFinder(session.resolver)
+        finder = session.reads().references()
         document = as_document(at.doc)
         found = finder.target_at(document, at.offset)
         if found is None or found[1] is None:

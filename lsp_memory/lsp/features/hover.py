@@ -21,7 +21,8 @@ def register(server: MemoryServer) -> None:
         if session is None or at is None:
             return None
         doc = at.doc
-        found = session.describer.hover_at(doc.source, at.offset, doc.language_id, doc.uri)
+        describer = session.reads().describer()
+        found = describer.hover_at(doc.source, at.offset, doc.language_id, doc.uri)
         if found is None:
             return None
         return types.Hover(

@@ -1,8 +1,8 @@
 """Start-up, settings and shutdown: settings from ``lsp-memory.toml`` at the workspace root,
-the client's ``initializationOptions`` and its ``workspace/configuration`` (section
-``lspMemory``; read again on ``didChangeConfiguration``, restarting the session when they
-change it); workspace folders as vaults; the first index sync in the background with
-``$/progress``."""
+the environment, the server's command line, the client's ``initializationOptions`` and its
+``workspace/configuration`` (section ``lspMemory``; read again on ``didChangeConfiguration``,
+restarting the session when they change it), each above the one before; workspace folders as
+vaults; the first index sync in the background with ``$/progress``."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ CLIENT_KEYS = frozenset({"trace", "server", "serverPath", "serverCommand", "docu
 """Keys an editor extension keeps in the same section for itself: not server settings."""
 
 if TYPE_CHECKING:
-    from lsp_memory.app import IndexReport
     from lsp_memory.lsp.server import MemoryServer
+    from lsp_memory.services.indexing import IndexReport
 
 
 def _folders(params: types.InitializeParams) -> list[Path]:
@@ -45,7 +45,9 @@ def register(server: MemoryServer) -> None:
     def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         ls.session = Session.from_client(
-            options if isinstance(options, dict) else None, _folders(params)
+            options if isinstance(options, dict) else None,
+            _folders(params),
+            overrides=ls.overrides,
         )
 
     @server.feature(types.INITIALIZED)
@@ -56,7 +58,7 @@ def register(server: MemoryServer) -> None:
                 return
             settings = await _editor_settings(ls)
             if settings:
-                session.app.close()  # nothing was started yet
+                session.close()  # nothing was started yet
                 session = ls.session = session.reconfigured(settings)
             await _start(ls, session)
         await _watch_notes(ls)
@@ -79,7 +81,7 @@ def register(server: MemoryServer) -> None:
                 return
             fresh = session.reconfigured(settings)
             if fresh.config == session.config:
-                fresh.app.close()
+                fresh.close()
                 return
             session.close()
             ls.session = fresh

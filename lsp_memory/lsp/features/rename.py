@@ -6,7 +6,8 @@ A friendly id is renamed in the store when the server answers the rename request
 gives no "applied" callback to wait for — and the indexing thread is poked to re-index.
 A note's file is renamed by the client, as a ``RenameFile`` operation after the text
 edits, only when it declares ``workspace.workspaceEdit.documentChanges`` and the ``rename``
-resource operation; otherwise the file keeps its name.
+resource operation; otherwise the file keeps its name. The rename is planned (and the store
+renamed) in a worker thread, on the documents as they were when asked.
 
 Errors: a reference that cannot be renamed (``#N``, ``@claim_N``, a domain, an unresolved
 reference) and a store that is locked or read-only answer ``RequestFailed`` with one line;
@@ -23,12 +24,19 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
 from lsp_memory.errors import StoreError
-from lsp_memory.lsp.convert import Places, as_document, as_documents, cursor_at
-from lsp_memory.services.rename import BadName, CannotRename, Plan, Renamer
+from lsp_memory.lsp.convert import (
+    FileOperation,
+    Places,
+    as_document,
+    as_documents,
+    cursor_at,
+    edit_capability,
+    workspace_edit,
+)
+from lsp_memory.services.rename import BadName, CannotRename, Plan
 
 if TYPE_CHECKING:
-    from pygls.workspace import TextDocument
-
+    from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
 
 
@@ -46,7 +54,7 @@ def register(server: MemoryServer) -> None:
         if session is None or at is None:
             return None
         try:
-            found = Renamer(session.resolver).prepare(as_document(at.doc), at.offset)
+            found = session.reads().renamer().prepare(as_document(at.doc), at.offset)
         except CannotRename as error:
             raise _failed(error) from None
         if found is None:
@@ -57,62 +65,57 @@ def register(server: MemoryServer) -> None:
         )
 
     @server.feature(types.TEXT_DOCUMENT_RENAME)
-    def rename(ls: MemoryServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+    async def rename(ls: MemoryServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
         session = ls.session
         documents = ls.workspace.text_documents
         at = cursor_at(documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
-        workspace = ls.client_capabilities.workspace
-        capability = (workspace.workspace_edit if workspace else None) or (
-            types.WorkspaceEditClientCapabilities()
-        )
-        versioned = bool(capability.document_changes)
+        capability = edit_capability(ls.client_capabilities)
         moves = types.ResourceOperationKind.Rename in (capability.resource_operations or ())
-        try:
-            plan = Renamer(session.resolver).rename(
-                as_document(at.doc),
-                at.offset,
-                params.new_name,
-                as_documents(documents),
-                move_files=versioned and moves,
-            )
-        except BadName as error:
-            raise JsonRpcInvalidParams(message=str(error)) from None
-        except (CannotRename, StoreError) as error:
-            raise _failed(error) from None
-        if plan is None:
-            return None
-        if plan.store_changed:
-            session.poke()
-        return _workspace_edit(ls, plan, documents, versioned=versioned)
+        document, offset, opened = as_document(at.doc), at.offset, as_documents(documents)
+        versions = {uri: doc.version for uri, doc in documents.items()}
+        places = Places(ls.workspace.position_codec)
+
+        def plan(reads: Snapshot) -> types.WorkspaceEdit | None:
+            try:
+                found = reads.renamer().rename(
+                    document,
+                    offset,
+                    params.new_name,
+                    opened,
+                    move_files=bool(capability.document_changes) and moves,
+                )
+            except BadName as error:
+                raise JsonRpcInvalidParams(message=str(error)) from None
+            except (CannotRename, StoreError) as error:
+                raise _failed(error) from None
+            if found is None:
+                return None
+            if found.store_changed:
+                session.poke()
+            return _workspace_edit(found, places, capability, versions)
+
+        return await session.run(plan)
 
 
 def _workspace_edit(
-    ls: MemoryServer, plan: Plan, documents: dict[str, TextDocument], *, versioned: bool
+    plan: Plan,
+    places: Places,
+    capability: types.WorkspaceEditClientCapabilities,
+    versions: dict[str, int | None],
 ) -> types.WorkspaceEdit:
-    """The plan as the client can take it: ``documentChanges`` (with versions of open
-    documents, then the file rename) when it declares them, else ``changes``."""
-    places = Places(ls.workspace.position_codec)
+    """The plan as the client can take it, the file rename after the text edits."""
     by_uri: dict[str, list[types.TextEdit]] = {}
     for edit in plan.edits:
         text_edit = types.TextEdit(range=places.range(edit.place), new_text=edit.new_text)
         by_uri.setdefault(places.uri(edit.place.document), []).append(text_edit)
-    if not versioned:
-        return types.WorkspaceEdit(changes=by_uri)
-    changes: list[
-        types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
-    ] = []
-    for uri, edits in by_uri.items():
-        open_document = documents.get(uri)
-        version = open_document.version if open_document is not None else None
-        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-        changes.append(types.TextDocumentEdit(text_document=identifier, edits=list(edits)))
+    after: list[FileOperation] = []
     if plan.move is not None:
         # Named as the edits name files, so the client sees one resource.
         source = from_fs_path(str(plan.move.source)) or plan.move.source.as_uri()
         destination = from_fs_path(str(plan.move.destination)) or plan.move.destination.as_uri()
-        changes.append(
+        after.append(
             types.RenameFile(
                 old_uri=source,
                 new_uri=destination,
@@ -120,4 +123,4 @@ def _workspace_edit(
                 options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
             )
         )
-    return types.WorkspaceEdit(document_changes=changes)
+    return workspace_edit(capability, by_uri, versions, after=after)

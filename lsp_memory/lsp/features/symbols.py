@@ -4,6 +4,7 @@ contexts, entities and notes, as the editor's "go to symbol in workspace" list.
 A note's symbol is its file. A record's is its generated page (see ``definition``): clients
 that can resolve a symbol's range later (``workspaceSymbol/resolve``) get the page's URI at
 once and the page is written when one is picked; others get pages written for every hit.
+The search runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_memory.lsp.features.definition import PAGES
 from lsp_memory.services.describe import Page
+from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
+    from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
-    from lsp_memory.lsp.session import Session
     from lsp_memory.services.search import Hit
 
 LIMIT = 30
@@ -46,8 +47,7 @@ def _uri(path: Path) -> str:
 
 
 def _name(hit: Hit) -> str:
-    title = " ".join(hit.title.split())
-    return title if len(title) <= _NAME_CUT else title[: _NAME_CUT - 1] + "…"
+    return one_line(hit.title, _NAME_CUT)
 
 
 def _container(hit: Hit) -> str:
@@ -62,66 +62,71 @@ def _resolvable(ls: MemoryServer) -> bool:
     return support is not None and "location.range" in support.properties
 
 
-def _location(session: Session, hit: Hit) -> types.Location | None:
+def _location(reads: Snapshot, hit: Hit) -> types.Location | None:
     """Where a hit opens: a note's file, or its record page (written now)."""
     if hit.kind == "note":
-        note = next((v.notes.get(hit.key) for v in session.app.vaults if hit.key in v.notes), None)
+        note = next((v.notes.get(hit.key) for v in reads.vaults if hit.key in v.notes), None)
         if note is None:
             return None
         return types.Location(uri=_uri(Path(note.vault) / note.path), range=_TOP)
-    path = session.describer.page_of(hit.kind, hit.key, session.app.index_folder / PAGES)
+    path = reads.describer().page_of(hit.kind, hit.key, reads.pages)
     return None if path is None else types.Location(uri=_uri(path), range=_TOP)
 
 
-def _page_uri(session: Session, hit: Hit) -> str:
+def _page_uri(reads: Snapshot, hit: Hit) -> str:
     """The URI a record's page will have, without writing it."""
-    relative = Page(hit.kind, hit.key, "").relative
-    return _uri(session.app.index_folder / PAGES / relative)
+    return _uri(reads.pages / Page(hit.kind, hit.key, "").relative)
+
+
+def _symbols(
+    reads: Snapshot, query: str, resolvable: bool
+) -> list[types.WorkspaceSymbol] | list[types.SymbolInformation]:
+    found_hits = reads.search().search(query, user=reads.user, statuses=STATUSES, k=LIMIT)
+    hits = [h for h in found_hits if h.bm25 > 0 or h.similarity >= SEMANTIC_FLOOR]
+    if resolvable:
+        found: list[types.WorkspaceSymbol] = []
+        for hit in hits:
+            location: types.Location | types.LocationUriOnly | None
+            if hit.kind == "note":
+                location = _location(reads, hit)
+            else:
+                location = types.LocationUriOnly(uri=_page_uri(reads, hit))
+            if location is not None:
+                found.append(
+                    types.WorkspaceSymbol(
+                        name=_name(hit),
+                        kind=_KINDS.get(hit.kind, types.SymbolKind.File),
+                        location=location,
+                        container_name=_container(hit),
+                        data={"kind": hit.kind, "key": hit.key},
+                    )
+                )
+        return found
+    listed: list[types.SymbolInformation] = []
+    for hit in hits:
+        place = _location(reads, hit)
+        if place is not None:
+            listed.append(
+                types.SymbolInformation(
+                    name=_name(hit),
+                    kind=_KINDS.get(hit.kind, types.SymbolKind.File),
+                    location=place,
+                    container_name=_container(hit),
+                )
+            )
+    return listed
 
 
 def register(server: MemoryServer) -> None:
     @server.feature(types.WORKSPACE_SYMBOL, types.WorkspaceSymbolOptions(resolve_provider=True))
-    def symbols(
+    async def symbols(
         ls: MemoryServer, params: types.WorkspaceSymbolParams
     ) -> list[types.WorkspaceSymbol] | list[types.SymbolInformation] | None:
         session = ls.session
         if session is None or not session.ready.is_set():
             return None
-        user = session.config.user
-        found_hits = session.search.search(params.query, user=user, statuses=STATUSES, k=LIMIT)
-        hits = [h for h in found_hits if h.bm25 > 0 or h.similarity >= SEMANTIC_FLOOR]
-        if _resolvable(ls):
-            found: list[types.WorkspaceSymbol] = []
-            for hit in hits:
-                location: types.Location | types.LocationUriOnly | None
-                if hit.kind == "note":
-                    location = _location(session, hit)
-                else:
-                    location = types.LocationUriOnly(uri=_page_uri(session, hit))
-                if location is not None:
-                    found.append(
-                        types.WorkspaceSymbol(
-                            name=_name(hit),
-                            kind=_KINDS.get(hit.kind, types.SymbolKind.File),
-                            location=location,
-                            container_name=_container(hit),
-                            data={"kind": hit.kind, "key": hit.key},
-                        )
-                    )
-            return found
-        listed: list[types.SymbolInformation] = []
-        for hit in hits:
-            place = _location(session, hit)
-            if place is not None:
-                listed.append(
-                    types.SymbolInformation(
-                        name=_name(hit),
-                        kind=_KINDS.get(hit.kind, types.SymbolKind.File),
-                        location=place,
-                        container_name=_container(hit),
-                    )
-                )
-        return listed
+        resolvable = _resolvable(ls)
+        return await session.run(lambda reads: _symbols(reads, params.query, resolvable))
 
     @server.feature(types.WORKSPACE_SYMBOL_RESOLVE)
     def resolve(ls: MemoryServer, symbol: types.WorkspaceSymbol) -> types.WorkspaceSymbol:
@@ -133,7 +138,8 @@ def register(server: MemoryServer) -> None:
         kind, key = data.get("kind"), data.get("key")
         if not isinstance(kind, str) or not isinstance(key, str) or kind == "note":
             return symbol
-        path = session.describer.page_of(kind, key, session.app.index_folder / PAGES)
+        reads = session.reads()
+        path = reads.describer().page_of(kind, key, reads.pages)
         if path is not None:
             symbol.location = types.Location(uri=_uri(path), range=_TOP)
         return symbol

@@ -1,0 +1,162 @@
+"""The composition root: configuration → store → indexes → services. The only place objects
+are wired; the command line and the language server ask it for what they need.
+
+- ``App.store`` is the calling thread's connection to the store (one per thread: the
+  language server answers slow requests in worker threads and indexes in another).
+- ``App.keeper`` keeps the search indexes (``services.indexing.IndexKeeper``).
+- ``App.snapshot()`` is a request's read view and builds the services over it.
+
+With ``background`` (the language server) a background thread owns the vaults and the
+vector side: it scans the vaults and loads the embedding model, and requests only read what
+it has published. Without it (the command line) the first read scans the vaults and the
+first search loads the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from functools import cached_property
+from pathlib import Path
+
+from lsp_memory.app.snapshot import Snapshot
+from lsp_memory.config import Config
+from lsp_memory.errors import UserError
+from lsp_memory.notes import Vault
+from lsp_memory.services.embedding import VectorSide
+from lsp_memory.services.indexing import IndexKeeper, IndexReport
+from lsp_memory.services.records import Records
+from lsp_memory.services.search import HybridSearch
+from lsp_memory.store.catalog import VectorCatalog
+from lsp_memory.store.fulltext import FullTextIndex, open_index
+from lsp_memory.store.sqlite import Store, open_store
+from lsp_memory.store.vectors import Embedder, VectorCache
+
+__all__ = ["App", "IndexReport", "Snapshot"]
+
+PAGES = "pages"
+"""The folder of generated record pages, inside the store's index folder."""
+
+
+class App:
+    """Services for one user over one store, each opened on first use."""
+
+    def __init__(self, config: Config, *, background: bool = False) -> None:
+        self.config = config
+        self.background = background
+        self.warnings: list[str] = []
+        self._local = threading.local()
+        self._stores: list[Store] = []
+        self._lock = threading.Lock()
+        self._scanned = background  # a background thread scans the vaults, not the reads
+
+    @property
+    def store(self) -> Store:
+        """This thread's connection to the store, opened on its first use."""
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = open_store(self.config.store, busy_timeout_ms=self.config.busy_timeout_ms)
+            self._local.store = store
+            with self._lock:
+                self._stores.append(store)
+        return store
+
+    @cached_property
+    def vaults(self) -> list[Vault]:
+        return [Vault(root, excludes=self.config.excludes) for root in self.config.vaults]
+
+    # -- derived indexes --------------------------------------------------------------------
+
+    @cached_property
+    def index_folder(self) -> Path:
+        """This store's indexes in the cache folder: one folder per store path."""
+        key = hashlib.sha1(str(self.config.store.resolve()).encode()).hexdigest()[:16]
+        return self.config.cache / "indexes" / key
+
+    @property
+    def pages(self) -> Path:
+        """Where go-to-definition writes a record's read-only page."""
+        return self.index_folder / PAGES
+
+    @cached_property
+    def text_index(self) -> FullTextIndex:
+        try:
+            return open_index(self.index_folder / "fulltext")
+        except (OSError, ValueError) as error:
+            raise UserError(
+                f"cannot open the search index in {self.index_folder}: {error}"
+            ) from None
+
+    @cached_property
+    def vectors(self) -> VectorSide | None:
+        """The vector side, or None (with a warning) when the model cannot be loaded: text
+        search keeps working without it. In the language server only the indexing thread
+        opens it (its queue is that thread's SQLite connection)."""
+        from lsp_memory.store.vectors import ModelError
+
+        try:
+            embedder = Embedder.load(self.config.model)
+        except ModelError as error:
+            self.warnings.append(f"{error}; searching by text only")
+            return None
+        side = VectorSide(
+            VectorCatalog(self.index_folder / "queue.sqlite3"),
+            VectorCache(self.config.cache / "vectors.sqlite3"),
+            embedder,
+        )
+        side.load()
+        return side
+
+    @property
+    def loaded_vectors(self) -> VectorSide | None:
+        """The vector side if it is open (requests never open it themselves: loading the
+        model takes the indexing thread a while, and until then search is by text)."""
+        found: VectorSide | None = self.__dict__.get("vectors")
+        return found
+
+    @cached_property
+    def keeper(self) -> IndexKeeper:
+        """The search indexes' keeper: writes them when this process may, follows the
+        writer otherwise (see ``services.indexing``)."""
+        return IndexKeeper(
+            lambda: self.store, self.text_index, self.vaults, lambda: self.vectors, self.warnings
+        )
+
+    # -- reading and writing ----------------------------------------------------------------
+
+    def records(self) -> Records:
+        """Single-record writes (claim add, context add, retract) on this thread's store,
+        without scanning the vaults as a snapshot would."""
+        return Records(self.store, self.config.user)
+
+    def hybrid_search(self) -> HybridSearch:
+        """Hybrid search over the indexes as they are: by text alone until the vector side
+        is open (in the background mode, until the indexing thread has opened it)."""
+        side = self.loaded_vectors if self.background else self.vectors
+        if side is None:
+            return HybridSearch(self.text_index)
+        return HybridSearch(self.text_index, side.index, side.embedder)
+
+    def snapshot(self, *, indexed: bool = True) -> Snapshot:
+        """A read view for the calling thread. ``indexed``: the full-text index has had its
+        first sync and may be read (completion falls back to the store before)."""
+        if not self._scanned:
+            for vault in self.vaults:
+                self.warnings += [w for w in vault.scan().warnings if w not in self.warnings]
+            self._scanned = True
+        return Snapshot(
+            config=self.config,
+            store=self.store,
+            vaults=self.vaults,
+            text=(lambda: self.text_index) if indexed else None,
+            searcher=self.hybrid_search,
+            pages=self.pages,
+        )
+
+    def close(self) -> None:
+        if "text_index" in self.__dict__:
+            self.text_index.close()
+        with self._lock:
+            stores, self._stores = self._stores, []
+        for store in stores:
+            store.close()

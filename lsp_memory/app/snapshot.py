@@ -1,0 +1,98 @@
+"""A request's read view: one thread's store connection, the vaults as last published, the
+full-text index as last reloaded and the hybrid search — and the services built over them.
+
+Snapshots are made by ``App.snapshot`` in the thread that uses them (a SQLite connection
+belongs to one thread). The vaults and the indexes are never written through one: the
+indexing thread is their one writer. The store is written only by services (``records``,
+``renamer``), in one transaction each. The language server builds a snapshot per request;
+the command line one per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsp_memory.config import Config
+from lsp_memory.notes import Vault
+from lsp_memory.services.annotate import Annotator
+from lsp_memory.services.completion import Completer
+from lsp_memory.services.describe import Describer
+from lsp_memory.services.records import Records
+from lsp_memory.services.references import ReferenceFinder
+from lsp_memory.services.rename import Renamer
+from lsp_memory.services.resolver import Resolver
+from lsp_memory.store.sqlite import Store
+
+if TYPE_CHECKING:
+    from lsp_memory.model import Note
+    from lsp_memory.services.assemble import Assembler
+    from lsp_memory.services.search import HybridSearch
+    from lsp_memory.store.fulltext import FullTextIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What one request reads, and the services that read it."""
+
+    config: Config
+    store: Store
+    vaults: Sequence[Vault]
+    # The full-text index, opened when asked; None until the first index sync in the
+    # language server (completion falls back to the store before).
+    text: Callable[[], FullTextIndex] | None
+    searcher: Callable[[], HybridSearch]  # the hybrid search, opened when first asked
+    pages: Path  # the folder of generated record pages
+
+    @property
+    def user(self) -> str:
+        return self.config.user
+
+    def store_version(self) -> int:
+        """The store's last change: anything built from this snapshot is stale once it
+        moves (another process's write included)."""
+        return self.store.last_change()
+
+    def records(self) -> Records:
+        """Single-record writes (claim add, context add, retract)."""
+        return Records(self.store, self.user)
+
+    def resolver(self) -> Resolver:
+        return Resolver(self.store, self.user, self.vaults)
+
+    def describer(self) -> Describer:
+        return Describer(self.store, self.user, self.vaults)
+
+    def completer(self) -> Completer:
+        text = self.text() if self.text is not None else None
+        return Completer(self.store, text, self.vaults, self.user)
+
+    def references(self) -> ReferenceFinder:
+        return ReferenceFinder(self.resolver())
+
+    def renamer(self) -> Renamer:
+        return Renamer(self.resolver())
+
+    def annotator(self) -> Annotator:
+        return Annotator(self.resolver())
+
+    def search(self) -> HybridSearch:
+        return self.searcher()
+
+    def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:
+        """The context assembler (build-context); ``note_text`` reads a pinned note (an
+        editor's unsaved buffer; by default the file)."""
+        from lsp_memory.services.assemble import Assembler, read_note
+
+        config = self.config
+        return Assembler(
+            self.store,
+            self.resolver(),
+            self.searcher,
+            user=config.user,
+            tiers=config.tiers,
+            budget=config.budget,
+            note_text=note_text or read_note,
+        )
