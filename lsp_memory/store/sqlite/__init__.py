@@ -1,0 +1,68 @@
+"""The store of record: claims, contexts, tags and entities in SQLite, scoped by user.
+
+One file, ``memory.sqlite3``, in the store folder (see ``connection``). ``Store`` is composed
+of one part per record kind, each in its module, all sharing the connection:
+
+- ``connection``: opening, migrations, error translation, the write transaction
+- ``rows``: the shared SQL fragments and row → model converters
+- ``claims``, ``tiers`` (the context block's automatic memories), ``contexts`` (and tags),
+  ``entities``: reads, and the few in-place updates
+- ``changes``: the change log the derived indexes follow, and records read by row
+- ``rename``: a new friendly id for any record; ``writer``: batches of new records (imports)
+
+Every method that reads or writes records takes the user and never returns another user's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.sqlite.changes import Change, ChangeLog
+from lsp_memory.store.sqlite.claims import MAX_TREE_DEPTH, Claims
+from lsp_memory.store.sqlite.connection import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    STORE_FILE,
+    connect,
+    describe,
+    migrate,
+)
+from lsp_memory.store.sqlite.contexts import Contexts
+from lsp_memory.store.sqlite.entities import Entities
+from lsp_memory.store.sqlite.rename import Renames
+from lsp_memory.store.sqlite.tiers import Tiers
+from lsp_memory.store.sqlite.writer import Batch, BulkWrites, UserKeys
+
+__all__ = [
+    "DEFAULT_BUSY_TIMEOUT_MS",
+    "MAX_TREE_DEPTH",
+    "STORE_FILE",
+    "Batch",
+    "Change",
+    "Store",
+    "UserKeys",
+    "describe",
+    "migrate",
+    "open_store",
+]
+
+
+# BulkWrites comes before Entities: it is one (its ``keys`` reads the entity types).
+class Store(Claims, Tiers, Contexts, BulkWrites, Entities, ChangeLog, Renames):
+    """An open store. Not shared between threads; open one per thread or process."""
+
+
+def open_store(
+    folder: Path,
+    *,
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    migrations: Sequence[str] = MIGRATIONS,
+) -> Store:
+    """Open (creating if needed) the store in ``folder`` and bring its schema up to date.
+
+    Raises ``StoreError`` with one line when the folder or file cannot be used, the store is
+    locked past the busy timeout, or it was written by a newer version (left untouched).
+    """
+    db, path = connect(folder, busy_timeout_ms=busy_timeout_ms, migrations=migrations)
+    return Store(db, path, busy_timeout_ms)

@@ -1,0 +1,164 @@
+"""Claims: one by number, friendly id or uuid; the user's claims, by prefix, most recent;
+the live claims of a context, tag, entity or domain; the user's domains; a claim's status."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.store.sqlite.changes import _log
+from lsp_memory.store.sqlite.connection import _translated
+from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader, _grouped_claims
+
+MAX_TREE_DEPTH = 10
+"""How deep below a context (or tag) its claims are gathered; also stops hand-made cycles."""
+
+
+class Claims(ClaimLoader):
+    """Reading claims, and setting one's status."""
+
+    @_translated
+    def claim_by_number(self, user: str, number: int) -> Claim | None:
+        return self._one(_CLAIM_SELECT + "WHERE c.user = ? AND c.number = ?", (user, number))
+
+    @_translated
+    def claim_by_friendly_id(self, user: str, friendly_id: str) -> Claim | None:
+        sql = _CLAIM_SELECT + "WHERE c.user = ? AND c.friendly_id = ?"
+        return self._one(sql, (user, friendly_id))
+
+    @_translated
+    def claim_by_uuid(self, user: str, claim_id: str) -> Claim | None:
+        return self._one(_CLAIM_SELECT + "WHERE c.claim_id = ? AND c.user = ?", (claim_id, user))
+
+    @_translated
+    def claims(
+        self,
+        user: str,
+        *,
+        statuses: Iterable[ClaimStatus] | None = None,
+        limit: int | None = None,
+    ) -> list[Claim]:
+        """The user's claims by number, optionally only those with one of ``statuses``."""
+        sql = _CLAIM_SELECT + "WHERE c.user = ?"
+        params: list[Any] = [user]
+        if statuses is not None:
+            wanted = [str(status) for status in statuses]
+            sql += f" AND c.status IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        sql += " ORDER BY c.number"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._load(sql, params)
+
+    @_translated
+    def claims_in_context(self, user: str, context_id: str) -> list[Claim]:
+        """Live claims linked to the context or any descendant (depth ≤ 10, cycle-safe),
+        each once, newest first."""
+        hits = f"""
+        WITH RECURSIVE tree(id, depth) AS (
+            SELECT id, 0 FROM contexts WHERE context_id = ? AND user = ?
+            UNION
+            SELECT x.id, tree.depth + 1 FROM tree JOIN contexts x ON x.parent = tree.id
+            WHERE tree.depth < {MAX_TREE_DEPTH} AND x.user = ?
+        ),
+        hits(id) AS (
+            SELECT DISTINCT l.claim FROM tree CROSS JOIN context_claims l ON l.context = tree.id
+        )"""
+        return self._load(_grouped_claims(hits), (context_id, user, user, user), links=False)
+
+    @_translated
+    def claims_with_tag(self, user: str, friendly_id: str) -> list[Claim]:
+        """Live claims carrying the tag or any descendant tag, newest first."""
+        hits = f"""
+        WITH RECURSIVE tree(id, depth) AS (
+            SELECT id, 0 FROM tags WHERE friendly_id = ? AND user = ?
+            UNION
+            SELECT t.id, tree.depth + 1 FROM tree JOIN tags t ON t.parent = tree.id
+            WHERE tree.depth < {MAX_TREE_DEPTH} AND t.user = ?
+        ),
+        hits(id) AS (
+            SELECT DISTINCT l.claim FROM tree CROSS JOIN claim_tags l ON l.tag = tree.id
+        )"""
+        return self._load(_grouped_claims(hits), (friendly_id, user, user, user), links=False)
+
+    @_translated
+    def claims_of_entity(self, user: str, entity_id: str) -> list[Claim]:
+        """Live claims linked to the entity, newest first."""
+        hits = """
+        WITH hits(id) AS (
+            SELECT l.claim FROM entities e CROSS JOIN claim_entities l ON l.entity = e.id
+            WHERE e.entity_id = ? AND e.user = ?
+        )"""
+        return self._load(_grouped_claims(hits), (entity_id, user, user), links=False)
+
+    @_translated
+    def domain_exists(self, user: str, domain: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM claim_domains d CROSS JOIN claims c ON c.id = d.claim "
+            "WHERE d.domain = ? AND c.user = ? LIMIT 1",
+            (domain, user),
+        ).fetchone()
+        return row is not None
+
+    @_translated
+    def claims_in_domain(self, user: str, domain: str) -> list[Claim]:
+        """Live claims whose domains include ``domain``, newest first."""
+        hits = "WITH hits(id) AS (SELECT DISTINCT claim FROM claim_domains WHERE domain = ?)"
+        return self._load(_grouped_claims(hits), (domain, user), links=False)
+
+    @_translated
+    def set_status(self, user: str, claim_id: str, status: ClaimStatus, when: str) -> None:
+        with self._write() as db:
+            row = db.execute(
+                "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
+            ).fetchone()
+            if row is not None:
+                db.execute(
+                    "UPDATE claims SET status = ?, updated_at = ? WHERE id = ?",
+                    (str(status), when, row[0]),
+                )
+                _log(db, "claim", row[0])
+
+    @_translated
+    def claims_by_number_prefix(self, user: str, digits: str, limit: int = 50) -> list[Claim]:
+        """Claims whose number starts with ``digits`` (``#4`` → 4, 40–49, 400…), by number."""
+        sql = (
+            _CLAIM_SELECT + "WHERE c.user = ? AND CAST(c.number AS TEXT) LIKE ? "
+            "ORDER BY length(CAST(c.number AS TEXT)), c.number LIMIT ?"
+        )
+        return self._load(sql, (user, f"{digits}%", limit), links=False)
+
+    @_translated
+    def recent_claims(self, user: str, limit: int = 20) -> list[Claim]:
+        """The user's live claims, most recently updated first."""
+        sql = (
+            _CLAIM_SELECT + f"WHERE c.user = ? AND c.status IN {_LIVE} "
+            "ORDER BY c.updated_at DESC, c.number DESC LIMIT ?"
+        )
+        return self._load(sql, (user, limit), links=False)
+
+    @_translated
+    def domains(self, user: str) -> list[str]:
+        """The domains of the user's live claims, alphabetically.
+
+        Runs on every ``@`` keystroke: it walks the distinct domains through the index (a
+        loose index scan) and checks each has one live claim of the user, instead of grouping
+        every claim (134 ms on 100k claims)."""
+        rows = self._db.execute(
+            f"""
+            WITH RECURSIVE d(domain) AS (
+                SELECT min(domain) FROM claim_domains
+                UNION ALL
+                SELECT (SELECT min(domain) FROM claim_domains WHERE domain > d.domain)
+                FROM d WHERE d.domain IS NOT NULL
+            )
+            SELECT d.domain FROM d WHERE d.domain IS NOT NULL AND EXISTS (
+                SELECT 1 FROM claim_domains x CROSS JOIN claims c ON c.id = x.claim
+                WHERE x.domain = d.domain AND c.user = ? AND c.status IN {_LIVE}
+            )
+            """,
+            (user,),
+        )
+        return [str(row[0]) for row in rows]

@@ -1,0 +1,185 @@
+"""The connection every part of the store shares: opening the file, migrating its schema,
+turning SQLite failures into one-line errors, and the write transaction.
+
+One file, ``memory.sqlite3``, in the store folder. WAL so readers never wait for the writer,
+a busy timeout so two writers take turns, foreign keys on, the schema versioned with
+``PRAGMA user_version`` and migrated forward on open. A store written by a newer version is
+refused before anything is written to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Concatenate, ParamSpec, Self, TypeVar
+
+from lsp_memory.errors import StoreError
+from lsp_memory.store.schema import MIGRATIONS
+
+STORE_FILE = "memory.sqlite3"
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound="StoreBase")
+
+
+def describe(error: sqlite3.Error, path: Path, busy_ms: int) -> StoreError:
+    """One line for a SQLite failure, naming the store and what the user can do."""
+    text = str(error)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return StoreError(
+            f"store {path} is locked by another process (waited {busy_ms / 1000:g} s); "
+            "try again when it finishes"
+        )
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return StoreError(f"store {path} is read-only or cannot be opened: {text}")
+    if "not a database" in lowered or "malformed" in lowered:
+        return StoreError(f"{path} is not a readable lsp-memory store: {text}")
+    if "disk" in lowered and "full" in lowered:
+        return StoreError(f"store {path}: the disk is full; nothing was written")
+    return StoreError(f"store {path}: {text}")
+
+
+def _translated(
+    method: Callable[Concatenate[S, P], R],
+) -> Callable[Concatenate[S, P], R]:
+    """Turn SQLite operational failures inside a store method into one-line ``StoreError``s."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as error:
+            if isinstance(error, sqlite3.IntegrityError):
+                raise
+            raise describe(error, self.path, self.busy_timeout_ms) from error
+
+    return wrapper
+
+
+class StoreBase:
+    """The open connection, its file and busy timeout: what every part of ``Store`` shares."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, busy_timeout_ms: int) -> None:
+        self._db = connection
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: taken at once (so waiting for a writer happens up front,
+        under the busy timeout), committed whole or rolled back whole."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+
+# -- opening and migrating --------------------------------------------------------------------
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> int:
+    """Apply the migrations the store has not had yet, each in its own transaction with its
+    version bump, so a failure leaves the store at the last good version. Returns the
+    version reached."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    for target in range(version + 1, len(migrations) + 1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(migrations[target - 1]):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {target}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        version = target
+    return version
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early).
+    ``complete_statement`` tells a terminating ``;`` from one inside a string or trigger."""
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n\t;"):
+                yield buffer.strip()
+            buffer = ""
+
+
+def connect(
+    folder: Path,
+    *,
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    migrations: Sequence[str] = MIGRATIONS,
+) -> tuple[sqlite3.Connection, Path]:
+    """The connection to the store file in ``folder`` (created if needed), its schema brought
+    up to date, and the file's path; ``open_store`` wraps it in a ``Store``.
+
+    Raises ``StoreError`` with one line when the folder or file cannot be used, the store is
+    locked past the busy timeout, or it was written by a newer version (left untouched).
+    """
+    path = folder / STORE_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(f"cannot create store folder {folder}: {error.strerror}") from error
+    if folder.is_file():
+        raise StoreError(f"store {folder} is a file; --store takes a folder")
+    try:
+        # One thread uses a connection (App gives each thread its own), but the one that
+        # closes them all at shutdown may be another.
+        db = sqlite3.connect(
+            path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as error:
+        raise describe(error, path, busy_timeout_ms) from error
+    try:
+        # Read the version before anything that writes (journal_mode=WAL rewrites the header).
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        newest = len(migrations)
+        if version > newest:
+            raise StoreError(
+                f"store {path} has schema version {version}, written by a newer lsp-memory; "
+                f"this version reads up to {newest}. Upgrade lsp-memory; the store was not "
+                "changed"
+            )
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        db.execute("PRAGMA foreign_keys = ON")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        if version < newest:
+            migrate(db, migrations)
+    except sqlite3.Error as error:
+        db.close()
+        raise describe(error, path, busy_timeout_ms) from error
+    except BaseException:
+        db.close()
+        raise
+    return db, path
