@@ -7,6 +7,7 @@ resolves links among them.
 """
 
 from lsp_memory.notes.parse import MAX_NOTE_BYTES, parse_note
-from lsp_memory.notes.vault import ScanResult, Vault, link_form
+from lsp_memory.notes.resolve import link_form
+from lsp_memory.notes.vault import ScanResult, Vault
 
 __all__ = ["MAX_NOTE_BYTES", "ScanResult", "Vault", "link_form", "parse_note"]
