@@ -12,7 +12,7 @@ from bisect import bisect_right
 
 from lsp_memory.model import ParsedDocument, Position, Reference, RefKind, Span
 
-__all__ = ["in_code", "is_markdown", "parse", "parse_document", "utf16_len"]
+__all__ = ["in_code", "is_markdown", "parse", "parse_document", "reference_at", "utf16_len"]
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -101,6 +101,20 @@ def in_code(text: str, offset: int) -> bool:
         start <= offset < end or (end == size and start <= offset)
         for start, end in _code_regions(text)
     )
+
+
+def reference_at(
+    text: str, offset: int, language_id: str | None = None, path: str | None = None
+) -> Reference | None:
+    """The reference whose ``[offset, end]`` holds ``offset`` (a Python index of ``text``):
+    the one starting at or before it, so that between two adjacent tokens the second wins.
+    None in code (Markdown) and on plain text."""
+    found = parse_document(text, language_id, path).references
+    index = bisect_right([reference.offset for reference in found], offset)
+    if index == 0:
+        return None
+    reference = found[index - 1]
+    return reference if offset <= reference.end else None
 
 
 def _references(text: str, code: list[tuple[int, int]]) -> tuple[Reference, ...]:

@@ -147,7 +147,7 @@ class App:
         return Snapshot(
             config=self.config,
             store=self.store,
-            vaults=self.vaults,
+            vaults=tuple(vault.view() for vault in self.vaults),
             text=(lambda: self.text_index) if indexed else None,
             searcher=self.hybrid_search,
             pages=self.pages,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_memory.config import Config
-from lsp_memory.notes import Vault
+from lsp_memory.notes import VaultView
 from lsp_memory.services.annotate import Annotator
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
@@ -39,7 +39,7 @@ class Snapshot:
 
     config: Config
     store: Store
-    vaults: Sequence[Vault]
+    vaults: Sequence[VaultView]
     # The full-text index, opened when asked; None until the first index sync in the
     # language server (completion falls back to the store before).
     text: Callable[[], FullTextIndex] | None

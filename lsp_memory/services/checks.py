@@ -24,7 +24,7 @@ from pathlib import Path
 from lsp_memory import refs
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Note, Reference, RefKind
-from lsp_memory.notes import Vault
+from lsp_memory.notes import VaultView
 from lsp_memory.services import lineage
 from lsp_memory.services.resolver import Resolution, Resolver
 
@@ -270,7 +270,7 @@ def _links_to(target: str, note: Note, resolver: Resolver) -> bool:
     )
 
 
-def note_warnings(path: Path, vaults: Sequence[Vault]) -> tuple[str, ...]:
+def note_warnings(path: Path, vaults: Sequence[VaultView]) -> tuple[str, ...]:
     """What went wrong reading the note at ``path`` as the vault last saw it (broken front
     matter, bytes that are not UTF-8): the note is still indexed, and the editor says why it
     may not look as its author meant."""

@@ -12,7 +12,7 @@ from typing import Literal
 
 from lsp_memory.ids import name_key
 from lsp_memory.model import LIVE_STATUSES, Claim, Note
-from lsp_memory.notes import Vault
+from lsp_memory.notes import VaultView
 from lsp_memory.services import tokens
 from lsp_memory.store.fulltext import FullTextIndex
 from lsp_memory.store.sqlite import Store
@@ -100,7 +100,7 @@ class Completer:
     """Completion candidates for one user."""
 
     def __init__(
-        self, store: Store, text: FullTextIndex | None, vaults: Sequence[Vault], user: str
+        self, store: Store, text: FullTextIndex | None, vaults: Sequence[VaultView], user: str
     ) -> None:
         self.store = store
         self.text = text

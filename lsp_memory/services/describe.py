@@ -14,13 +14,11 @@ import json
 import os
 import re
 import tempfile
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import (
     Claim,
@@ -33,7 +31,8 @@ from lsp_memory.model import (
     Reference,
     Tag,
 )
-from lsp_memory.notes import Vault
+from lsp_memory.notes import VaultView
+from lsp_memory.refs import reference_at
 from lsp_memory.services import lineage, tokens
 from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.store.sqlite import MAX_TREE_DEPTH, Store
@@ -44,7 +43,6 @@ __all__ = [
     "Describer",
     "Destination",
     "Page",
-    "reference_at",
     "write_page",
 ]
 
@@ -105,20 +103,6 @@ class Destination:
     line: int = 0
 
 
-def reference_at(
-    text: str, offset: int, language_id: str | None = None, path: str | None = None
-) -> Reference | None:
-    """The reference whose ``[offset, end]`` holds ``offset`` (a Python index of ``text``):
-    the one starting at or before it, so that between two adjacent tokens the second wins.
-    None in code (Markdown) and on plain text."""
-    found = refs.parse_document(text, language_id, path).references
-    index = bisect_right([reference.offset for reference in found], offset)
-    if index == 0:
-        return None
-    reference = found[index - 1]
-    return reference if offset <= reference.end else None
-
-
 def write_page(folder: Path, page: Page) -> Path:
     """The page's file under ``folder``, written (atomically, read-only) only when its content
     differs from what is there."""
@@ -146,7 +130,7 @@ def write_page(folder: Path, page: Page) -> Path:
 class Describer:
     """Hovers and record pages for one user."""
 
-    def __init__(self, store: Store, user: str, vaults: Sequence[Vault] = ()) -> None:
+    def __init__(self, store: Store, user: str, vaults: Sequence[VaultView] = ()) -> None:
         self.store = store
         self.user = user
         self.vaults = vaults

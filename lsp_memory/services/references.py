@@ -26,7 +26,7 @@ from lsp_memory import refs
 from lsp_memory.ids import name_key
 from lsp_memory.model import Note, Reference, RefKind
 from lsp_memory.notes.parse import decode, title_spot
-from lsp_memory.services.describe import reference_at
+from lsp_memory.refs import reference_at
 from lsp_memory.services.resolver import Resolution, Resolver
 
 __all__ = [

@@ -44,8 +44,8 @@ from lsp_memory.errors import UserError
 from lsp_memory.model import Note, RefKind
 from lsp_memory.notes import link_form
 from lsp_memory.notes.parse import front_matter_scalar, loose_key, title_spot
-from lsp_memory.notes.vault import NOTE_SUFFIXES
-from lsp_memory.services.describe import reference_at
+from lsp_memory.notes.walk import NOTE_SUFFIXES
+from lsp_memory.refs import reference_at
 from lsp_memory.services.references import (
     Document,
     Place,

@@ -15,7 +15,7 @@ from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.ids import name_key
 from lsp_memory.model import Claim, Context, Entity, NoteTarget, Reference, RefKind, Tag
-from lsp_memory.notes import Vault
+from lsp_memory.notes import VaultView
 from lsp_memory.store.sqlite import Store
 
 NO_VAULT = "no vault to look in (set `vaults` in lsp-memory.toml or pass --vault DIR)"
@@ -51,7 +51,7 @@ def not_found(ref: str, target: str) -> Resolution:
 class Resolver:
     """Resolves references for one user against the store."""
 
-    def __init__(self, store: Store, user: str, vaults: Sequence[Vault] = ()) -> None:
+    def __init__(self, store: Store, user: str, vaults: Sequence[VaultView] = ()) -> None:
         self.store = store
         self.user = user
         self.vaults = vaults

@@ -13,7 +13,7 @@ import pytest
 
 from lsp_memory import refs
 from lsp_memory.notes import Vault
-from lsp_memory.services.describe import Describer, Page, reference_at, write_page
+from lsp_memory.services.describe import Describer, Page, write_page
 from lsp_memory.services.interchange import add_record
 from lsp_memory.services.resolver import parse_argument
 from lsp_memory.services.tokens import o200k
@@ -47,24 +47,6 @@ def page(describer: Describer, ref: str) -> Page:
     found = describer.page(describer.resolver.resolve(parse_argument(ref)))
     assert found is not None
     return found
-
-
-# -- finding the reference under the cursor ------------------------------------------------------
-
-
-def test_reference_at_holds_start_and_end_and_prefers_the_next_token() -> None:
-    text = "see @leaf_ctx, [[a]][[b]] and `see @mid_ctx`"
-    assert reference_at(text, 3, "markdown") is None
-    for offset in (4, 8, 13):  # "@", inside, just after the token
-        found = reference_at(text, offset, "markdown")
-        assert found is not None and found.text == "@leaf_ctx"
-    assert reference_at(text, 14, "markdown") is None  # after ","
-    between = reference_at(text, text.index("[[b"), "markdown")
-    assert between is not None and between.target == "b"
-    assert reference_at(text, text.index("@mid"), "markdown") is None  # code span
-    found = reference_at(text, text.index("@mid"), "plaintext", "x.txt")
-    assert found is not None and found.target == "mid_ctx"
-    assert reference_at("", 0) is None
 
 
 # -- hover --------------------------------------------------------------------------------------

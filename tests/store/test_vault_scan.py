@@ -494,3 +494,19 @@ def test_update_text_for_a_path_that_is_no_note_is_parsed_not_indexed(root: Path
 def test_update_text_outside_the_vault_raises(root: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not in the vault"):
         Vault(root).update_text(tmp_path / "elsewhere.md", "# X")
+
+
+def test_a_view_keeps_the_snapshot_it_was_taken_from(root: Path) -> None:
+    """A request reads one view from start to end, while the indexing thread rescans."""
+    write(root, "old.md", "# Old Note\n\nSee [[New Note]].\n")
+    vault = Vault(root)
+    vault.scan()
+    view = vault.view()
+    write(root, "new.md", "# New Note\n")
+    (root / "old.md").unlink()
+    vault.scan()
+    assert sorted(view.notes) == ["old.md"] and sorted(vault.notes) == ["new.md"]
+    assert view.resolve("New Note").note is None
+    assert view.resolve("Old Note").note is not None
+    assert view.note_at(root / "old.md") is not None and vault.note_at(root / "old.md") is None
+    assert vault.view().resolve("New Note").note is not None

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from lsp_memory.model import Position, Reference, RefKind, Span
-from lsp_memory.refs import in_code, is_markdown, parse, parse_document, utf16_len
+from lsp_memory.refs import in_code, is_markdown, parse, parse_document, reference_at, utf16_len
 
 ID = RefKind.ID
 UUID = RefKind.UUID
@@ -427,3 +427,21 @@ def test_claim_number(text: str, number: int | None) -> None:
 )
 def test_in_code(text: str, offset: int, inside: bool) -> None:
     assert in_code(text, offset) is inside
+
+
+# The reference under the cursor.
+
+
+def test_reference_at_holds_start_and_end_and_prefers_the_next_token() -> None:
+    text = "see @leaf_ctx, [[a]][[b]] and `see @mid_ctx`"
+    assert reference_at(text, 3, "markdown") is None
+    for offset in (4, 8, 13):  # "@", inside, just after the token
+        found = reference_at(text, offset, "markdown")
+        assert found is not None and found.text == "@leaf_ctx"
+    assert reference_at(text, 14, "markdown") is None  # after ","
+    between = reference_at(text, text.index("[[b"), "markdown")
+    assert between is not None and between.target == "b"
+    assert reference_at(text, text.index("@mid"), "markdown") is None  # code span
+    found = reference_at(text, text.index("@mid"), "plaintext", "x.txt")
+    assert found is not None and found.target == "mid_ctx"
+    assert reference_at("", 0) is None

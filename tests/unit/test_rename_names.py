@@ -1,5 +1,5 @@
 """The pure parts of rename: where a note's title is written (notes/parse.py ``title_spot``),
-how a front-matter title is written, which link form names a note (notes/vault.py
+how a front-matter title is written, which link form names a note (notes/resolve.py
 ``link_form``), which file name follows a title, and which new ids and titles are valid."""
 
 from __future__ import annotations

@@ -1,0 +1,89 @@
+"""``[[link]]`` resolution over one vault snapshot (SPEC §4): which note a target names,
+which heading of it, and which rule makes a target name a note.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lsp_memory.model import Heading, Note, NoteTarget
+from lsp_memory.notes.parse import loose_key
+from lsp_memory.notes.snapshot import ALIAS, NAME, PATH, TITLE, Snapshot, fold, index_keys
+
+__all__ = ["link_form", "resolve_link"]
+
+# An absolute target: "/x", "\\x" or a Windows drive ("C:/x", "c:\\x").
+_ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:[/\\]")
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+
+
+def link_form(note: Note, target: str) -> str | None:
+    """Which rule of SPEC §4 makes the link target ``target`` name ``note``: ``path``,
+    ``title``, ``alias`` or ``name`` (its file name), the first that holds, in the order
+    resolution tries them; None when none does."""
+    wanted = target.strip()
+    keys = index_keys(note)
+    if "/" in wanted:
+        segments = _SEGMENT_SEPARATORS.split(wanted)
+        path = "/".join(s for s in segments if s not in ("", "."))
+        if path.casefold() in keys[PATH]:
+            return "path"
+    folded = fold(wanted)
+    for step, form in ((TITLE, "title"), (ALIAS, "alias"), (NAME, "name")):
+        if folded in keys[step]:
+            return form
+    return None
+
+
+def resolve_link(snapshot: Snapshot, target: str, heading: str | None) -> NoteTarget:
+    """:meth:`~lsp_memory.notes.vault.Vault.resolve` over one snapshot."""
+    wanted = target.strip()
+    segments = _SEGMENT_SEPARATORS.split(wanted)
+    if _ABSOLUTE.match(wanted) or ".." in segments:
+        return NoteTarget(note=None, error=f"Outside the vault: {target}")
+    lookups: list[tuple[int, str]] = []
+    if "/" in wanted:
+        path = "/".join(s for s in segments if s not in ("", "."))
+        lookups.append((PATH, path.casefold()))
+    folded = fold(wanted)
+    lookups += [(TITLE, folded), (ALIAS, folded), (NAME, folded)]
+    for step, key in lookups:
+        paths = snapshot.keys[step].get(key)
+        if paths:
+            ranked = sorted(paths, key=lambda p: (len(p), p))
+            candidates = tuple(snapshot.notes[p] for p in ranked)
+            return _with_heading(candidates, heading)
+    return NoteTarget(note=None, error=f"Note not found: {target}")
+
+
+def _with_heading(candidates: tuple[Note, ...], heading: str | None) -> NoteTarget:
+    """The first candidate, with ``heading`` found in it (or an error saying it is not)."""
+    note = candidates[0]
+    if heading is None or not heading.strip():
+        return NoteTarget(note=note, candidates=candidates)
+    found = _find_heading(note, heading)
+    if found is None:
+        return NoteTarget(
+            note=note,
+            candidates=candidates,
+            error=f"Heading not found in {note.path}: {heading}",
+        )
+    return NoteTarget(note=note, heading=found, candidates=candidates)
+
+
+def _find_heading(note: Note, heading: str) -> Heading | None:
+    """The first heading of ``note`` whose text is ``heading`` ignoring case, else ignoring
+    punctuation and white space too (``working-style``); for ``A#B`` (a sub-heading path,
+    as Obsidian writes it) the last part."""
+    wanted = fold(heading)
+    for candidate in note.headings:
+        if fold(candidate.text) == wanted:
+            return candidate
+    loose = loose_key(heading)
+    if loose:
+        for candidate in note.headings:
+            if loose_key(candidate.text) == loose:
+                return candidate
+    if "#" in heading:
+        return _find_heading(note, heading.rsplit("#", 1)[1])
+    return None
