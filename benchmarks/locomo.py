@@ -32,6 +32,7 @@ from typing import Any
 
 from lsp_memory.app import App
 from lsp_memory.config import Config
+from lsp_memory.model import doc_id
 from lsp_memory.services.interchange import import_records
 from lsp_memory.services.search import HybridSearch, Mode
 
@@ -80,7 +81,7 @@ def claims_of(conversation: dict[str, Any]) -> tuple[bytes, dict[str, set[str]]]
                 if created:
                     record["created_at"] = created
                 lines.append(record)
-                evidence[f"claim:{claim_id}"] = {str(i) for i in ids}
+                evidence[doc_id("claim", claim_id)] = {str(i) for i in ids}
     header = [
         {"kind": "context", "name": name, "friendly_id": fid} for name, fid in speakers.items()
     ]

@@ -74,6 +74,7 @@ from foundation import (
 
 from lsp_memory.app import App
 from lsp_memory.config import Config
+from lsp_memory.model import doc_id
 from lsp_memory.notes import Vault, parse_note
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import Indexer, embed_text, note_doc
@@ -746,7 +747,7 @@ def change_to_searchable(
         note = vault.notes[path]
         Indexer(app.store, text).sync(notes=[note])
         synced = clock()
-        wanted = f"note:{note.key}"
+        wanted = doc_id("note", note.key)
         tries = 0
         while True:
             tries += 1

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lsp_memory import refs
 from lsp_memory.ids import name_key
-from lsp_memory.model import Note, Reference, RefKind
+from lsp_memory.model import Note, Reference, RefKind, doc_id
 from lsp_memory.notes.parse import decode, title_spot
 from lsp_memory.refs import reference_at
 from lsp_memory.services.resolver import Resolution, Resolver
@@ -228,7 +228,7 @@ def target_of(resolution: Resolution) -> Target | None:
 
 
 def note_target(note: Note) -> Target:
-    return Target("note", f"note:{note.key}", note=note)
+    return Target("note", doc_id("note", note.key), note=note)
 
 
 def identity(resolution: Resolution) -> str | None:
@@ -237,17 +237,17 @@ def identity(resolution: Resolution) -> str | None:
         return None
     if resolution.kind == "note":
         found = resolution.note.note if resolution.note is not None else None
-        return None if found is None else f"note:{found.key}"
+        return None if found is None else doc_id("note", found.key)
     if resolution.kind == "claim" and resolution.claims:
-        return f"claim:{resolution.claims[0].claim_id}"
+        return doc_id("claim", resolution.claims[0].claim_id)
     if resolution.context is not None:
-        return f"context:{resolution.context.context_id}"
+        return doc_id("context", resolution.context.context_id)
     if resolution.entity is not None:
-        return f"entity:{resolution.entity.entity_id}"
+        return doc_id("entity", resolution.entity.entity_id)
     if resolution.tag is not None:
-        return f"tag:{resolution.tag.friendly_id}"
+        return doc_id("tag", resolution.tag.friendly_id)
     if resolution.kind == "domain":
-        return f"domain:{resolution.id}"
+        return doc_id("domain", resolution.id or "")
     return None
 
 
