@@ -2,7 +2,7 @@
 automatic retrieval, on 100k claims + 10k notes (the server benchmark's corpus).
 
 - Warm: ``workspace/executeCommand lspMemory.buildContext`` through a real JSON-RPC client
-  over stdio (``benchmarks/server.py``'s ``Client``), after the first index sync and once the
+  over stdio (``benchmarks/lspclient.py``'s ``Client``), after the first index sync and once the
   server is idle (vectors loaded); prompts drawn at random (one claim by friendly id, one by
   number, a context, an entity and a note link, with prose around them), each request timed
   from send to answer. Target p50 <= 50 ms, p99 <= 150 ms.
@@ -32,16 +32,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from foundation import machine
-from server import (
-    SERVER,
-    Client,
-    Prepared,
-    prepare,
-    proc_status,
-    vs_code_capabilities,
-    wait_idle,
-    wait_ready,
-)
+from lspclient import Client, vs_code_capabilities
+from server_corpus import Prepared, prepare
+from server_suites import SERVER, proc_status, wait_idle, wait_ready
 
 TARGET_P50_MS = 50.0
 TARGET_P99_MS = 150.0

@@ -10,7 +10,7 @@ opened by ``App``, and a vault of generated Markdown notes of ~2 KB (front matte
 aliases and tags on some, headings, paragraphs of Zipf-distributed English words, lists,
 ``[[links]]`` between notes). Then, in one process:
 
-1. **Build**: ``App.index(full=True, embed=False)`` on a first start (the model load and the
+1. **Build**: ``IndexKeeper.index(full=True, embed=False)`` on a first start (the model load and the
    vault scan included), timed in parts; a separate ``Vault.scan()``; and the bare Tantivy
    build of the same ``TextDoc`` list into a fresh index (``upsert`` + ``commit``).
 2. **Embeddings**: ``Embedder.load()`` (threads 1, as ``App`` loads it), then ``embed`` of
@@ -491,7 +491,7 @@ class PrecomputedEmbedder:
 
 
 def build(app: App) -> tuple[dict[str, Any], list[TextDoc]]:
-    """``App.index(full=True, embed=False)`` on a first start, timed in parts."""
+    """``IndexKeeper.index(full=True, embed=False)`` on a first start, timed in parts."""
     parts: dict[str, float] = {}
 
     def timed(name: str, function: Callable[..., T]) -> Callable[..., T]:
@@ -505,12 +505,12 @@ def build(app: App) -> tuple[dict[str, Any], list[TextDoc]]:
         return wrapper
 
     started = time.perf_counter()
-    side = app.vectors  # what App.index opens first: the model and the (empty) vector side
+    side = app.vectors  # what IndexKeeper.index opens first: the model and the (empty) vector side
     parts["model_load_and_vector_side"] = time.perf_counter() - started
     if side is None:
         raise SystemExit(f"the embedding model cannot be loaded: {app.warnings}")
     (vault,) = app.vaults
-    # Instance attributes shadow the methods: App.index calls these wrappers.
+    # Instance attributes shadow the methods: IndexKeeper.index calls these wrappers.
     setattr(vault, "scan", timed("vault_scan", vault.scan))  # noqa: B010
     setattr(side, "enqueue", timed("vector_queue", side.enqueue))  # noqa: B010
     stages: dict[str, float] = {}
@@ -1016,12 +1016,12 @@ def print_table(report: dict[str, Any]) -> None:
     b = report["build"]
     print("\nFull text-index build")
     print(
-        f"  App.index(full=True, embed=False), first start  {b['total_s']:8.1f} s   "
+        f"  IndexKeeper.index(full=True, embed=False), first start  {b['total_s']:8.1f} s   "
         f"≤ {TARGET_BUILD_S:g} s {_mark(b['met'])}"
     )
     for key, label in (
         ("model_load_and_vector_side_s", "model load + vector side"),
-        ("vault_scan_s", "vault scan (inside App.index)"),
+        ("vault_scan_s", "vault scan (inside IndexKeeper.index)"),
         ("indexer_sync_s", "Indexer.sync: store → Tantivy, commit"),
         ("vector_queue_s", "embedding queue (enqueue)"),
         ("other_s", "rest"),
@@ -1102,7 +1102,7 @@ def ratios(report: dict[str, Any]) -> list[tuple[str, float, float, str]]:
     lat = report["latency"]
     fts = report["fts5"]
     return [
-        ("build, App.index (end to end)", report["build"]["total_s"], fts["build"]["seconds"], "s"),
+        ("build, keeper.index (all)", report["build"]["total_s"], fts["build"]["seconds"], "s"),
         ("build, bare Tantivy", report["bare_tantivy"]["seconds"], fts["build"]["seconds"], "s"),
         ("BM25 p50 (raw search)", lat["text_raw"]["p50_ms"], fts["bm25"]["p50_ms"], "ms"),
         ("BM25 p99 (raw search)", lat["text_raw"]["p99_ms"], fts["bm25"]["p99_ms"], "ms"),

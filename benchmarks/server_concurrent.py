@@ -1,0 +1,253 @@
+"""Concurrent requests: do completion and hover answers slow down while a slow request runs on
+the same server?
+
+On one server, after its first index sync and once its background thread is idle, completion
+(``@`` and 2 typed characters) and hover (a claim by friendly id) are timed in three ways:
+
+- **alone**: the request on a quiet server;
+- **during code lens**: ``textDocument/codeLens`` sent for a prompt with five references (the
+  build-context benchmark's prompts, ``benchmarks/context.py``), then at once, without waiting
+  for its answer, the request;
+- **during buildContext**: the same with ``workspace/executeCommand lspMemory.buildContext``
+  on that prompt.
+
+The slow request's own time is recorded too, and whether the request's answer came before
+the slow one's ("overtook"): a server that runs every handler on its event loop answers in
+order, so the request waits for the slow one; a server that runs slow handlers on worker
+threads can answer the request first. The next slow request is sent only once both answers
+came. The three ways take turns, one round each, so a change in the machine's load falls on
+all three alike; each has its own inputs, drawn from the seed.
+
+Each round's request goes to a fresh copy of one 100-line prompt (the latency suite's kind of
+document) with the input on its middle line, opened and checked before the round and closed
+after it, instead of an edited line: an edit starts the debounced check, which would then run
+during a later round, on the same event loop.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from context import PROMPTS, prompt
+from foundation import percentiles
+from lspclient import Client, Reply
+from server_corpus import Prepared
+from server_inputs import PROMPT_LINES, Document, Probe, prompt_lines, reference, typed
+from server_suites import (
+    CAPPED_RUNS,
+    SERVER,
+    TARGET_COMPLETION_P99_MS,
+    TARGET_HOVER_P99_MS,
+    Bench,
+    Timings,
+    count_items,
+    proc_status,
+    wait_idle,
+    wait_ready,
+)
+
+WARMUP_ROUNDS = 10  # untimed rounds (each way once) before each case
+CAP_S = 150.0  # a case stops after this much time once it has CAPPED_RUNS rounds
+BUILD = "lspMemory.buildContext"
+# The ways a request is timed: alone, or right behind a slow request of this kind.
+WAYS = {
+    "alone": "alone",
+    "code_lens": "during code lens",
+    "build_context": "during buildContext",
+}
+CASES = {
+    "completion @ 2": ("textDocument/completion", "completion @xx", TARGET_COMPLETION_P99_MS),
+    "hover claim": ("textDocument/hover", "hover @friendly_id (claim)", TARGET_HOVER_P99_MS),
+}
+
+
+@dataclass(slots=True)
+class Way:
+    """One way's rounds: the request's round trips, and the slow request's beside them."""
+
+    request: Timings
+    slow: list[float] = field(default_factory=list)
+    overtook: list[bool] = field(default_factory=list)  # the request answered first
+
+    def figures(self, target_ms: float) -> dict[str, Any]:
+        figures = self.request.figures(target_ms)
+        figures.pop("checks_fired")  # no edits here, so no debounced checks
+        figures["samples_ms"] = [s * 1000 for s in self.request.samples]
+        figures["sent"] = self.request.sent
+        if self.slow:
+            figures["overtook_share"] = sum(self.overtook) / len(self.overtook)
+            figures["slow"] = percentiles(self.slow)
+            figures["slow_samples_ms"] = [s * 1000 for s in self.slow]
+        return figures
+
+
+def draw(rng: random.Random, prepared: Prepared, key: str) -> Probe:
+    """One input of the case ``key``: ``@`` and 2 typed characters, or a claim's reference."""
+    if key.startswith("completion"):
+        return typed(rng, prepared, "@", 2)
+    return reference(rng, prepared, "claim")
+
+
+def ask_slow(client: Client, way: str, uri: str) -> tuple[int, float]:
+    """Send the slow request of ``way`` for the open document ``uri``; its id and when."""
+    if way == "code_lens":
+        return client.ask("textDocument/codeLens", {"textDocument": {"uri": uri}})
+    return client.ask("workspace/executeCommand", {"command": BUILD, "arguments": [uri]})
+
+
+def _checked(way: str, reply: Reply) -> Reply:
+    """The slow answer, if the server did the work: a code lens or a context block."""
+    if way == "code_lens" and not reply.result:
+        raise RuntimeError(f"no code lens on a prompt with references: {reply.result!r}")
+    if way == "build_context" and not isinstance(reply.result, dict):
+        raise RuntimeError(f"{BUILD} gave no context block: {reply.result!r}")
+    return reply
+
+
+def one_round(
+    client: Client,
+    lines: list[str],
+    uri: str,
+    method: str,
+    probe: Probe,
+    *,
+    way: str,
+    prompt_uri: str,
+) -> tuple[Reply, Reply | None]:
+    """The request at ``probe`` in a fresh document, behind the slow request of ``way``
+    (none when alone); both answers."""
+    line = PROMPT_LINES // 2
+    doc = Document(client, uri, [*lines[:line], probe.text, *lines[line + 1 :]])
+    since = client.mark()
+    doc.open()
+    client.diagnostics(doc.uri, since)  # the check on open, out of the way
+    slow = None if way == "alone" else ask_slow(client, way, prompt_uri)
+    number, sent = client.ask(method, doc.position(line, probe.column))
+    reply = client.answer(number, sent)
+    slow_reply = None if slow is None else _checked(way, client.answer(*slow))
+    since = client.mark()
+    doc.close()
+    client.diagnostics(doc.uri, since)  # the empty list a close publishes
+    return reply, slow_reply
+
+
+def run_ways(
+    client: Client,
+    work: Path,
+    lines: list[str],
+    method: str,
+    label: str,
+    *,
+    probes: dict[str, list[Probe]],
+    warmup: Sequence[Probe],
+    prompt_uris: Sequence[str],
+) -> dict[str, Way]:
+    """Rounds of every way in turn, untimed over ``warmup`` first; round ``i`` of each way
+    uses the ``i``-th prompt (in turn) for its slow request. Stops after CAP_S once it has
+    CAPPED_RUNS rounds."""
+    serial = 0
+
+    def uri() -> str:
+        nonlocal serial
+        serial += 1
+        return (work / f"concurrent-{client.pid}-{serial}.md").as_uri()
+
+    for index, probe in enumerate(warmup):
+        for way in WAYS:
+            prompt_uri = prompt_uris[index % len(prompt_uris)]
+            one_round(client, lines, uri(), method, probe, way=way, prompt_uri=prompt_uri)
+    runs = min(len(p) for p in probes.values())
+    found = {way: Way(Timings(f"{label} {name}", planned=runs)) for way, name in WAYS.items()}
+    began = time.perf_counter()
+    for index in range(runs):
+        prompt_uri = prompt_uris[index % len(prompt_uris)]
+        for way, timed in found.items():
+            probe = probes[way][index]
+            reply, slow = one_round(
+                client, lines, uri(), method, probe, way=way, prompt_uri=prompt_uri
+            )
+            count, incomplete = count_items(method, reply.result)
+            timed.request.samples.append(reply.seconds)
+            timed.request.items.append(count)
+            timed.request.incomplete.append(incomplete)
+            timed.request.sent.append(reply.sent)
+            if slow is not None:
+                timed.slow.append(slow.seconds)
+                timed.overtook.append(reply.received < slow.received)
+        if time.perf_counter() - began > CAP_S and index + 1 >= min(runs, CAPPED_RUNS):
+            break
+    return found
+
+
+def concurrent(bench: Bench, samples: int) -> dict[str, Any]:
+    """Completion and hover alone, during a code lens and during buildContext, on one idle
+    server; the slow requests' own times."""
+    prepared, work = bench.prepared, bench.work
+    # Its own random source: the inputs do not depend on which suites ran before.
+    rng = random.Random(f"{bench.seed}-concurrent")
+    lines = prompt_lines(rng, prepared, PROMPT_LINES)
+    prompts = [prompt(rng, prepared) for _ in range(PROMPTS)]
+    inputs: dict[str, dict[str, list[Probe]]] = {}
+    warm: dict[str, list[Probe]] = {}
+    for key in CASES:
+        inputs[key] = {way: [draw(rng, prepared, key) for _ in range(samples)] for way in WAYS}
+        warm[key] = [draw(rng, prepared, key) for _ in range(WARMUP_ROUNDS)]
+    client = Client(SERVER, prepared.env(), work / "concurrent.stderr")
+    try:
+        client.initialize(prepared.vault, bench.capabilities)
+        ready = wait_ready(client)
+        idle = wait_idle(client)
+        prompt_uris = []
+        for index, text in enumerate(prompts):
+            uri = (work / f"slow-{client.pid}-{index}.md").as_uri()
+            doc = Document(client, uri, text.splitlines())
+            since = client.mark()
+            doc.open()
+            client.diagnostics(doc.uri, since)
+            prompt_uris.append(doc.uri)
+        began = time.perf_counter()
+        cases: dict[str, dict[str, Any]] = {}
+        for key, (method, label, target) in CASES.items():
+            ways = run_ways(
+                client,
+                work,
+                lines,
+                method,
+                label,
+                probes=inputs[key],
+                warmup=warm[key],
+                prompt_uris=prompt_uris,
+            )
+            cases[key] = {
+                "label": label,
+                "target_p99_ms": target,
+                **{way: timed.figures(target) for way, timed in ways.items()},
+            }
+        took = time.perf_counter() - began
+        memory = proc_status(client.pid)
+    finally:
+        client.close()
+    slow: dict[str, Any] = {}
+    for way in WAYS:
+        if way == "alone":
+            continue
+        times = [s / 1000 for case in cases.values() for s in case[way]["slow_samples_ms"]]
+        slow[way] = {"runs": len(times), **percentiles(times)}
+    return {
+        "ready_s": ready,
+        "idle": idle,
+        "seconds": took,
+        "prompts": len(prompts),
+        "warmup_rounds": WARMUP_ROUNDS,
+        "slow": slow,
+        "cases": cases,
+        "memory": memory,
+    }
