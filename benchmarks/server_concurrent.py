@@ -21,11 +21,15 @@ all three alike; each has its own inputs, drawn from the seed.
 Each round's request goes to a fresh copy of one 100-line prompt (the latency suite's kind of
 document) with the input on its middle line, opened and checked before the round and closed
 after it, instead of an edited line: an edit starts the debounced check, which would then run
-during a later round, on the same event loop.
+during a later round. The slow request, likewise, goes to a fresh copy of its prompt, opened
+and checked first: the server keeps a code lens per document version (an editor asks again
+after every edit, so a lens asked after an edit is built anew), and a copy is what makes each
+round's lens be built rather than read back.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 import time
@@ -54,6 +58,7 @@ from server_suites import (
     wait_ready,
 )
 
+_SERIAL = itertools.count(1)  # every document of a run has its own URI
 WARMUP_ROUNDS = 10  # untimed rounds (each way once) before each case
 CAP_S = 150.0  # a case stops after this much time once it has CAPPED_RUNS rounds
 BUILD = "lspMemory.buildContext"
@@ -120,22 +125,27 @@ def one_round(
     probe: Probe,
     *,
     way: str,
-    prompt_uri: str,
+    prompt: Document,
 ) -> tuple[Reply, Reply | None]:
     """The request at ``probe`` in a fresh document, behind the slow request of ``way``
-    (none when alone); both answers."""
+    (none when alone) on ``prompt``, itself a fresh copy of a prompt: a server may keep a
+    code lens per document version, and an editor asks for one after every edit, so each
+    round's must be built; both answers."""
     line = PROMPT_LINES // 2
     doc = Document(client, uri, [*lines[:line], probe.text, *lines[line + 1 :]])
-    since = client.mark()
-    doc.open()
-    client.diagnostics(doc.uri, since)  # the check on open, out of the way
-    slow = None if way == "alone" else ask_slow(client, way, prompt_uri)
+    opened = [doc] if way == "alone" else [doc, prompt]
+    for each in opened:
+        since = client.mark()
+        each.open()
+        client.diagnostics(each.uri, since)  # the check on open, out of the way
+    slow = None if way == "alone" else ask_slow(client, way, prompt.uri)
     number, sent = client.ask(method, doc.position(line, probe.column))
     reply = client.answer(number, sent)
     slow_reply = None if slow is None else _checked(way, client.answer(*slow))
-    since = client.mark()
-    doc.close()
-    client.diagnostics(doc.uri, since)  # the empty list a close publishes
+    for each in opened:
+        since = client.mark()
+        each.close()
+        client.diagnostics(each.uri, since)  # the empty list a close publishes
     return reply, slow_reply
 
 
@@ -148,31 +158,28 @@ def run_ways(
     *,
     probes: dict[str, list[Probe]],
     warmup: Sequence[Probe],
-    prompt_uris: Sequence[str],
+    prompts: Sequence[str],
 ) -> dict[str, Way]:
     """Rounds of every way in turn, untimed over ``warmup`` first; round ``i`` of each way
-    uses the ``i``-th prompt (in turn) for its slow request. Stops after CAP_S once it has
-    CAPPED_RUNS rounds."""
-    serial = 0
+    uses a copy of the ``i``-th prompt (in turn) for its slow request. Stops after CAP_S once
+    it has CAPPED_RUNS rounds."""
+    def uri(kind: str = "concurrent") -> str:
+        return (work / f"{kind}-{client.pid}-{next(_SERIAL)}.md").as_uri()
 
-    def uri() -> str:
-        nonlocal serial
-        serial += 1
-        return (work / f"concurrent-{client.pid}-{serial}.md").as_uri()
+    def copy(index: int) -> Document:
+        return Document(client, uri("slow"), prompts[index % len(prompts)].splitlines())
 
     for index, probe in enumerate(warmup):
         for way in WAYS:
-            prompt_uri = prompt_uris[index % len(prompt_uris)]
-            one_round(client, lines, uri(), method, probe, way=way, prompt_uri=prompt_uri)
+            one_round(client, lines, uri(), method, probe, way=way, prompt=copy(index))
     runs = min(len(p) for p in probes.values())
     found = {way: Way(Timings(f"{label} {name}", planned=runs)) for way, name in WAYS.items()}
     began = time.perf_counter()
     for index in range(runs):
-        prompt_uri = prompt_uris[index % len(prompt_uris)]
         for way, timed in found.items():
             probe = probes[way][index]
             reply, slow = one_round(
-                client, lines, uri(), method, probe, way=way, prompt_uri=prompt_uri
+                client, lines, uri(), method, probe, way=way, prompt=copy(index)
             )
             count, incomplete = count_items(method, reply.result)
             timed.request.samples.append(reply.seconds)
@@ -205,14 +212,6 @@ def concurrent(bench: Bench, samples: int) -> dict[str, Any]:
         client.initialize(prepared.vault, bench.capabilities)
         ready = wait_ready(client)
         idle = wait_idle(client)
-        prompt_uris = []
-        for index, text in enumerate(prompts):
-            uri = (work / f"slow-{client.pid}-{index}.md").as_uri()
-            doc = Document(client, uri, text.splitlines())
-            since = client.mark()
-            doc.open()
-            client.diagnostics(doc.uri, since)
-            prompt_uris.append(doc.uri)
         began = time.perf_counter()
         cases: dict[str, dict[str, Any]] = {}
         for key, (method, label, target) in CASES.items():
@@ -224,7 +223,7 @@ def concurrent(bench: Bench, samples: int) -> dict[str, Any]:
                 label,
                 probes=inputs[key],
                 warmup=warm[key],
-                prompt_uris=prompt_uris,
+                prompts=prompts,
             )
             cases[key] = {
                 "label": label,

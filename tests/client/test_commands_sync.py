@@ -197,6 +197,35 @@ async def test_a_code_lens_shows_the_blocks_size(client: LanguageClient) -> None
     )
 
 
+async def test_a_code_lens_follows_the_text_of_a_reopened_document(
+    client: LanguageClient,
+) -> None:
+    """The lens is kept per document text: closed and opened again (version 1 again) with
+    more references, the document gets a new figure, not the one kept for its old text."""
+    uri = (WORK / "lens-reopened.md").as_uri()
+
+    async def title(text: str) -> str:
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=1, text=text
+                )
+            )
+        )
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        (lens,) = lenses or ()
+        assert lens.command is not None
+        return lens.command.title
+
+    one = await title("See @leaf_active_a001\n")
+    assert await title("See @leaf_active_a001 and @root_ctx\n") != one
+
+
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [

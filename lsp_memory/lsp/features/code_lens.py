@@ -4,8 +4,9 @@ its context block against the budget — ``context: 1234 / 1500 tokens`` — run
 ``build-context``, so the figure is the one the command gives.
 
 A block takes 0.1–0.4 s on 100k claims (docs/benchmarks.md), so it is built in a worker
-thread and kept per document: asked again for the same version of the document, with the
-store and the indexes unchanged, the lens is the one built before.
+thread and kept per document: asked again for the same text of the document, with the store
+and the indexes unchanged, the lens is the one built before. (The text, not the version: a
+document closed and opened again starts at version 1 whatever it says.)
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 BUILD = "lspMemory.buildContext"
 
-_Key = tuple[int, int, int, int]
-"""What a lens depends on: the session, the document's version, the store's last change and
-the indexes' generation."""
+_Key = tuple[int, str, int, int]
+"""What a lens depends on: the session, the document's text, the store's last change and the
+indexes' generation."""
 
 
 def register(server: MemoryServer) -> None:
@@ -44,10 +45,10 @@ def register(server: MemoryServer) -> None:
         if not refs.parse_document(doc.source, doc.language_id, doc.uri).references:
             built.pop(doc.uri, None)
             return None
-        document, buffers, version = as_document(doc), open_texts(documents), doc.version or 0
+        document, buffers = as_document(doc), open_texts(documents)
 
         def lens(reads: Snapshot) -> list[types.CodeLens]:
-            key = (id(session), version, reads.store_version(), session.generation)
+            key = (id(session), document.text, reads.store_version(), session.generation)
             cached = built.get(document.uri or "")
             if cached is not None and cached[0] == key:
                 return cached[1]
