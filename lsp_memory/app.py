@@ -13,7 +13,7 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.model import Note
 from lsp_memory.notes import Vault
-from lsp_memory.services.assemble import Assembler
+from lsp_memory.services.context import Assembler
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import Indexer, Progress, SyncReport
 from lsp_memory.services.resolver import Resolver

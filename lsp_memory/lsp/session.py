@@ -18,8 +18,8 @@ from pygls.workspace import TextDocument
 from lsp_memory.app import App, IndexReport
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.model import Note
-from lsp_memory.services.assemble import Assembler, ContextBlock, read_note
 from lsp_memory.services.completion import Completer
+from lsp_memory.services.context import Assembler, ContextBlock, read_note
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.resolver import Resolver
