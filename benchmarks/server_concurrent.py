@@ -163,6 +163,7 @@ def run_ways(
     """Rounds of every way in turn, untimed over ``warmup`` first; round ``i`` of each way
     uses a copy of the ``i``-th prompt (in turn) for its slow request. Stops after CAP_S once
     it has CAPPED_RUNS rounds."""
+
     def uri(kind: str = "concurrent") -> str:
         return (work / f"{kind}-{client.pid}-{next(_SERIAL)}.md").as_uri()
 

@@ -481,7 +481,7 @@ def _sync_indexes(app: App) -> None:
 
 
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:
-    from lsp_memory.services.assemble import referenced_lines
+    from lsp_memory.services.context import referenced_lines
 
     document = _read_text(args.file)
     _sync_indexes(app)

@@ -28,7 +28,7 @@ from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
     from lsp_memory.model import Note
-    from lsp_memory.services.assemble import Assembler
+    from lsp_memory.services.context import Assembler
     from lsp_memory.services.search import HybridSearch
     from lsp_memory.store.fulltext import FullTextIndex
 
@@ -84,7 +84,7 @@ class Snapshot:
     def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:
         """The context assembler (build-context); ``note_text`` reads a pinned note (an
         editor's unsaved buffer; by default the file)."""
-        from lsp_memory.services.assemble import Assembler, read_note
+        from lsp_memory.services.context import Assembler, read_note
 
         config = self.config
         return Assembler(

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from lsp_memory.app import App, IndexReport, Snapshot
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.model import Note
-from lsp_memory.services.assemble import ContextBlock, read_note
+from lsp_memory.services.context import ContextBlock, read_note
 from lsp_memory.services.references import Document
 from lsp_memory.services.tokens import o200k
 

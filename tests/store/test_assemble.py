@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from lsp_memory.app import App
 from lsp_memory.config import Config, Tier, Tiers
 from lsp_memory.errors import UnresolvedReference
-from lsp_memory.services.assemble import (
+from lsp_memory.services.context import (
     ENTITY_NOTES,
     PINNED_NOTES,
     Assembler,

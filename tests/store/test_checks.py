@@ -14,8 +14,8 @@ import pytest
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES, Config, apply_settings, load_config
 from lsp_memory.model import Reference
 from lsp_memory.notes import Vault
-from lsp_memory.services.assemble import Assembler
 from lsp_memory.services.checks import CreateNote, Finding, Replace, check
+from lsp_memory.services.context import Assembler
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.interchange import import_records
 from lsp_memory.services.resolver import Resolver

@@ -12,17 +12,10 @@ from hypothesis import strategies as st
 
 from lsp_memory.config import Config, Tier, Tiers, apply_settings
 from lsp_memory.model import Claim, ClaimStatus, Heading, Note
-from lsp_memory.services.assemble import (
+from lsp_memory.services.context import (
     DOCUMENTS,
     ENTITIES,
     MEMORY,
-    P_AUTO,
-    P_DOCUMENT,
-    P_ENTITY,
-    P_ENTITY_NOTE,
-    P_LABELLED,
-    P_PINNED_NOTE,
-    P_REFERENCED,
     PINNED_NOTES,
     Piece,
     claim_line,
@@ -32,6 +25,15 @@ from lsp_memory.services.assemble import (
     referenced_only,
     render,
     summary,
+)
+from lsp_memory.services.context.block import (
+    P_AUTO,
+    P_DOCUMENT,
+    P_ENTITY,
+    P_ENTITY_NOTE,
+    P_LABELLED,
+    P_PINNED_NOTE,
+    P_REFERENCED,
 )
 from lsp_memory.services.tokens import o200k
 from lsp_memory.text import cut
