@@ -134,8 +134,8 @@ class Describer:
         self.store = store
         self.user = user
         self.vaults = vaults
-        # Its own resolver over the vaults as they are: App.resolver would rescan them on
-        # first use, racing the indexing thread's scan (a vault has one writer at a time).
+        # A resolver over the same vaults: what a page's references name must agree with
+        # what the hover above it resolved.
         self.resolver = Resolver(store, user, vaults)
 
     # -- entry points -----------------------------------------------------------------------
