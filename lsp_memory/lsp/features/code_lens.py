@@ -11,6 +11,7 @@ document closed and opened again starts at version 1 whatever it says.)
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
 
 BUILD = "lspMemory.buildContext"
+KEPT = 32
+"""Lenses kept (one per document, the least recently built dropped first): each holds its
+document's text, and closed documents are not reported to this feature."""
 
 _Key = tuple[int, str, int, int]
 """What a lens depends on: the session, the document's text, the store's last change and the
@@ -31,6 +35,7 @@ indexes' generation."""
 
 def register(server: MemoryServer) -> None:
     built: dict[str, tuple[_Key, list[types.CodeLens]]] = {}  # uri → key, lens
+    lock = threading.Lock()  # two worker threads build lenses
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(
@@ -40,16 +45,19 @@ def register(server: MemoryServer) -> None:
         documents = ls.workspace.text_documents
         doc = open_document(documents, params.text_document.uri)
         if session is None or doc is None or not session.ready.is_set():
-            built.pop(params.text_document.uri, None)
+            with lock:
+                built.pop(params.text_document.uri, None)
             return None
         if not refs.parse_document(doc.source, doc.language_id, doc.uri).references:
-            built.pop(doc.uri, None)
+            with lock:
+                built.pop(doc.uri, None)
             return None
         document, buffers = as_document(doc), open_texts(documents)
 
         def lens(reads: Snapshot) -> list[types.CodeLens]:
             key = (id(session), document.text, reads.store_version(), session.generation)
-            cached = built.get(document.uri or "")
+            with lock:
+                cached = built.get(document.uri or "")
             if cached is not None and cached[0] == key:
                 return cached[1]
             block = session.build_context(reads, document, buffers)
@@ -63,7 +71,11 @@ def register(server: MemoryServer) -> None:
                     command=types.Command(title=title, command=BUILD, arguments=[doc.uri]),
                 )
             ]
-            built[document.uri or ""] = (key, found)
+            with lock:
+                built.pop(document.uri or "", None)
+                built[document.uri or ""] = (key, found)
+                while len(built) > KEPT:
+                    built.pop(next(iter(built)))
             return found
 
         return await session.run(lens)
