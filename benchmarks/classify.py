@@ -48,8 +48,7 @@ def evaluate(model: Model, records: Sequence[dict[str, str]]) -> dict[str, Any]:
     for record in records:
         confusion[record["category"]][model.decide(record["text"]).category] += 1
     per = {
-        c: (row[c] / total if (total := sum(row.values())) else 0.0)
-        for c, row in confusion.items()
+        c: (row[c] / total if (total := sum(row.values())) else 0.0) for c, row in confusion.items()
     }
     right = sum(confusion[c][c] for c in CATEGORIES)
     return {"n": len(records), "accuracy": right / len(records), "per": per, "confusion": confusion}

@@ -60,8 +60,13 @@ class Decision:
 # -- features ---------------------------------------------------------------------------------
 
 _CONTRACTIONS = (
-    (re.compile(r"\b(can|won|don|doesn|didn|isn|aren|wasn|weren|couldn|shouldn|wouldn|haven|"
-                r"hasn|mustn|ain)'?t\b"), None),
+    (
+        re.compile(
+            r"\b(can|won|don|doesn|didn|isn|aren|wasn|weren|couldn|shouldn|wouldn|haven|"
+            r"hasn|mustn|ain)'?t\b"
+        ),
+        None,
+    ),
     (re.compile(r"\bi'm\b"), "i am"),
     (re.compile(r"\b(i|we|you|they)'ve\b"), r"\1 have"),
     (re.compile(r"\b(i|we|you|they|he|she)'d\b"), r"\1 would"),
@@ -162,17 +167,33 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         ("papers", _cue(r"\bcitizen(?:ship)?\b|\bnationality\b|\bpassport\b|\bpronouns\b")),
         ("home", _cue(r"\b(?:i|we) (?:live|am based|have lived|moved)\b|\bbased in\b")),
         ("job", _cue(r"\bworks? as\b|\bby (?:trade|profession)\b|\bmy (?:job|profession|role)\b")),
-        ("study", _cue(r"\bstudied\b|\bdegree\b|\bphd\b|\bgraduate[d]?\b|\bqualified\b|"
-                       r"\bcertified\b|\bretired\b|\btrained as\b|\bdiploma\b")),
+        (
+            "study",
+            _cue(
+                r"\bstudied\b|\bdegree\b|\bphd\b|\bgraduate[d]?\b|\bqualified\b|"
+                r"\bcertified\b|\bretired\b|\btrained as\b|\bdiploma\b"
+            ),
+        ),
         ("i-am-a", _cue(r"\b(?:i am|is) (?:a|an) (?!(?:big |huge )?fan\b)[a-z-]+")),
         ("trait", _cue(rf"\b(?:i am|is|identif(?:y|ies) as|am an?|is an?) {_DEMONYMS}\b")),
-        ("background", _cue(r"\b(?:eldest|oldest|youngest|middle) (?:of|child)\b|\bbackground\b|\bidentif(?:y|ies)\b|\bdiagnosed\b|\bfamily of\b")),
+        (
+            "background",
+            _cue(
+                r"\b(?:eldest|oldest|youngest|middle) (?:of|child)\b|\bbackground\b|"
+                r"\bidentif(?:y|ies)\b|\bdiagnosed\b|\bfamily of\b"
+            ),
+        ),
     ),
     "preference": (
         ("prefer", _cue(r"\bprefer(?:s|red|ence|ably)?\b|\brather\b|\bfavou?r(?:s|ite)?\b")),
         ("like", _cue(r"\b(?:like|likes|love|loves|enjoy|enjoys|adore|adores|fond of)\b")),
-        ("dislike", _cue(r"\b(?:hate|hates|dislike[s]?|detest[s]?|loathe[s]?|can not stand|"
-                         r"not a fan|not keen)\b")),
+        (
+            "dislike",
+            _cue(
+                r"\b(?:hate|hates|dislike[s]?|detest[s]?|loathe[s]?|can not stand|"
+                r"not a fan|not keen)\b"
+            ),
+        ),
         ("fan", _cue(r"\bfan of\b|\bgo-to\b|\bbig fan\b|\bmy type\b|\btaste[s]?\b")),
         ("please", _cue(r"\bplease\b|\balways\b|\bwhen writing\b|\bfor me\b")),
         ("over", _cue(r"\b\w+ (?:over|instead of|rather than) \w+")),
@@ -181,79 +202,169 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         ("kin", _cue(rf"\b(?:my|user's|his|her|their|our|priya's|[a-z]+'s) (?:\w+ )?{_KIN}\b")),
         ("social", _cue(rf"\b(?:my|user's|his|her|their|our) (?:\w+ )?{_SOCIAL}\b")),
         ("is-my", _cue(rf"\b(?:is|are) (?:my|the user's|user's) (?:\w+ )?(?:{_KIN}|{_SOCIAL})\b")),
-        ("bond", _cue(r"\bmarried\b|\bdating\b|\bengaged\b|\breports? to\b|\bfriends? with\b|"
-                      r"\bfriends since\b|\b(?:and i|and user) (?:have|are|share|co-own)\b|"
-                      r"\bco-own\b|\bshare[s]? a\b|\braised me\b|\bdivorce\w*\b|\bmentor\b|\bi coach\b|"
-                      rf"\b(?:i|we|he|she|user) ha(?:ve|s) (?:a |an |\w+ )?{_KIN}\b")),
+        (
+            "bond",
+            _cue(
+                r"\bmarried\b|\bdating\b|\bengaged\b|\breports? to\b|\bfriends? with\b|"
+                r"\bfriends since\b|\b(?:and i|and user) (?:have|are|share|co-own)\b|"
+                r"\bco-own\b|\bshare[s]? a\b|\braised me\b|\bdivorce\w*\b|\bmentor\b|\bi coach\b|"
+                rf"\b(?:i|we|he|she|user) ha(?:ve|s) (?:a |an |\w+ )?{_KIN}\b"
+            ),
+        ),
         ("kin-word", _cue(rf"\b{_KIN}\b")),
     ),
     "emotional": (
         ("feel", _cue(r"\bfe(?:el|els|eling|lt)\b")),
         ("emotion", _cue(rf"\b{_EMOTION}\b")),
-        ("makes-me", _cue(rf"\b(?:makes?|made|gives?|gave) (?:me|her|him|them) (?:\w+ )?"
-                          rf"(?:{_EMOTION}|a knot)\b")),
+        (
+            "makes-me",
+            _cue(
+                rf"\b(?:makes?|made|gives?|gave) (?:me|her|him|them) (?:\w+ )?"
+                rf"(?:{_EMOTION}|a knot)\b"
+            ),
+        ),
         ("state", _cue(r"\b(?:lately|these days|recently|honestly|since the|since i|today)\b")),
     ),
     "project-active": (
-        ("working-on", _cue(r"\bworking on\b|\bworking through\b|\bin the (?:middle|process) "
-                            r"of\b|\bmid-?way\b|\bhalfway\b|\bhalf done\b|\bmain project\b|"
-                            r"\bcurrent (?:focus|project|contract)\b|\bmy focus\b|\bapplying for\b")),
-        ("now", _cue(r"\bcurrently\b|\bat the moment\b|\bright now\b|\bthese weeks\b|"
-                     r"\bthis (?:week|weekend|month|sprint|quarter|term|season)\b")),
-        ("doing", _cue(r"\b(?:i am|we are|is|are) (?:currently |now |still )?(?:building|"
-                       r"writing|preparing|organi[sz]ing|leading|running|drafting|migrating|"
-                       r"refactoring|renovating|rolling out|launching|setting up|prototyping|"
-                       r"coordinating|restoring|recording|knitting|packing|moving|clearing|"
-                       r"helping|designing|developing|shipping|testing|planning the|"
-                       r"co-authoring|translating|redesigning|fixing|reviewing)\b")),
+        (
+            "working-on",
+            _cue(
+                r"\bworking on\b|\bworking through\b|\bin the (?:middle|process) "
+                r"of\b|\bmid-?way\b|\bhalfway\b|\bhalf done\b|\bmain project\b|"
+                r"\bcurrent (?:focus|project|contract)\b|\bmy focus\b|\bapplying for\b"
+            ),
+        ),
+        (
+            "now",
+            _cue(
+                r"\bcurrently\b|\bat the moment\b|\bright now\b|\bthese weeks\b|"
+                r"\bthis (?:week|weekend|month|sprint|quarter|term|season)\b"
+            ),
+        ),
+        (
+            "doing",
+            _cue(
+                r"\b(?:i am|we are|is|are) (?:currently |now |still )?(?:building|"
+                r"writing|preparing|organi[sz]ing|leading|running|drafting|migrating|"
+                r"refactoring|renovating|rolling out|launching|setting up|prototyping|"
+                r"coordinating|restoring|recording|knitting|packing|moving|clearing|"
+                r"helping|designing|developing|shipping|testing|planning the|"
+                r"co-authoring|translating|redesigning|fixing|reviewing)\b"
+            ),
+        ),
         ("progressive", _cue(r"\b(?:i am|we are|is|are) \w+ing\b")),
-        ("due", _cue(r"\bdue\b|\bdeadline\b|\bsubmission\b|\bkickoff\b|\bbeta\b|\blaunch\b|"
-                     r"\bnext (?:monday|tuesday|wednesday|thursday|friday|week)\b|"
-                     r"\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")),
+        (
+            "due",
+            _cue(
+                r"\bdue\b|\bdeadline\b|\bsubmission\b|\bkickoff\b|\bbeta\b|\blaunch\b|"
+                r"\bnext (?:monday|tuesday|wednesday|thursday|friday|week)\b|"
+                r"\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+            ),
+        ),
         ("started", _cue(r"\b(?:i|we) (?:have )?started\b|\bown the\b|\bon a contract\b")),
     ),
     "goal": (
-        ("want", _cue(r"\b(?:want|wants|wanted) to\b|\bwould (?:like|love) to\b|"
-                      r"\b(?:hope|hopes|hoping) to\b")),
-        ("plan", _cue(r"\b(?:plan|plans|planning|intend|intends|aim|aims|aiming|determined) "
-                      r"(?:to|for)\b|\bworking towards?\b")),
-        ("goal", _cue(r"\bgoal\b|\btarget\b|\bambition\b|\bdream\b|\bresolution\b|"
-                      r"\bobjective\b|\baspir\w*\b|\bbucket list\b")),
-        ("someday", _cue(r"\bsome ?day\b|\bone day\b|\beventually\b|\blong-term\b|"
-                         r"\bin the future\b|\bbefore i (?:turn|die|retire)\b|\bwithin \w+ "
-                         r"years?\b|\bthis year\b|\bnext year\b|\bby (?:the end of |summer|"
-                         r"spring|autumn|winter|december|\d{4})")),
-        ("become", _cue(r"\b(?:learn|become|get better at|be able to|improve|master|finish|"
-                        r"save|lose|reach|achieve)\b")),
+        (
+            "want",
+            _cue(
+                r"\b(?:want|wants|wanted) to\b|\bwould (?:like|love) to\b|"
+                r"\b(?:hope|hopes|hoping) to\b"
+            ),
+        ),
+        (
+            "plan",
+            _cue(
+                r"\b(?:plan|plans|planning|intend|intends|aim|aims|aiming|determined) "
+                r"(?:to|for)\b|\bworking towards?\b"
+            ),
+        ),
+        (
+            "goal",
+            _cue(
+                r"\bgoal\b|\btarget\b|\bambition\b|\bdream\b|\bresolution\b|"
+                r"\bobjective\b|\baspir\w*\b|\bbucket list\b"
+            ),
+        ),
+        (
+            "someday",
+            _cue(
+                r"\bsome ?day\b|\bone day\b|\beventually\b|\blong-term\b|"
+                r"\bin the future\b|\bbefore i (?:turn|die|retire)\b|\bwithin \w+ "
+                r"years?\b|\bthis year\b|\bnext year\b|\bby (?:the end of |summer|"
+                r"spring|autumn|winter|december|\d{4})"
+            ),
+        ),
+        (
+            "become",
+            _cue(
+                r"\b(?:learn|become|get better at|be able to|improve|master|finish|"
+                r"save|lose|reach|achieve)\b"
+            ),
+        ),
     ),
     "constraint": (
-        ("health", _cue(r"\ballerg\w*|\bintoleran\w*|\bcoeliac|\bceliac|\bgluten\b|"
-                        r"\blactose\b|\bpregnan\w*|\bmedication\b|\bblood thinners?\b|"
-                        r"\bdoctor's orders\b|\bmigraines?\b|\bmotion sickness\b|"
-                        r"\bwheelchair\b|\bstep-free\b|\bdeaf\b|\bblind\b|\beyesight\b|"
-                        r"\bbad (?:knee|back|hip)\b|\bafter the operation\b|\binjur\w*\b")),
-        ("diet", _cue(r"\bvegan\b|\bvegetarian\b|\bkosher\b|\bhalal\b|\bpork\b|\bshellfish\b|"
-                      r"\bdo(?:es)? not (?:eat|drink)\b|\bcalorie\w*\b|\bdiet\b|\bcaffeine\b|"
-                      r"\bno (?:alcohol|meat|dairy|sugar|soft cheese|raw)\b")),
-        ("cannot", _cue(r"\bcan not\b|\bunable\b|\bnot (?:able|allowed|permitted)\b|"
-                        r"\bmust(?: not)?\b|\b(?:have|has|need|needs) to\b|\bforbid\w*\b")),
-        ("limit", _cue(r"\bonly (?:free|available|take|have|work|\d)|\bat most\b|\bno more "
-                       r"than\b|\bmaximum\b|\bup to\b|\bbudget\b|\blimit\w*\b|\bwithin\b|"
-                       r"\bavoid\w*\b|\bcan not go above\b|\bhas to fit\b")),
+        (
+            "health",
+            _cue(
+                r"\ballerg\w*|\bintoleran\w*|\bcoeliac|\bceliac|\bgluten\b|"
+                r"\blactose\b|\bpregnan\w*|\bmedication\b|\bblood thinners?\b|"
+                r"\bdoctor's orders\b|\bmigraines?\b|\bmotion sickness\b|"
+                r"\bwheelchair\b|\bstep-free\b|\bdeaf\b|\bblind\b|\beyesight\b|"
+                r"\bbad (?:knee|back|hip)\b|\bafter the operation\b|\binjur\w*\b"
+            ),
+        ),
+        (
+            "diet",
+            _cue(
+                r"\bvegan\b|\bvegetarian\b|\bkosher\b|\bhalal\b|\bpork\b|\bshellfish\b|"
+                r"\bdo(?:es)? not (?:eat|drink)\b|\bcalorie\w*\b|\bdiet\b|\bcaffeine\b|"
+                r"\bno (?:alcohol|meat|dairy|sugar|soft cheese|raw)\b"
+            ),
+        ),
+        (
+            "cannot",
+            _cue(
+                r"\bcan not\b|\bunable\b|\bnot (?:able|allowed|permitted)\b|"
+                r"\bmust(?: not)?\b|\b(?:have|has|need|needs) to\b|\bforbid\w*\b"
+            ),
+        ),
+        (
+            "limit",
+            _cue(
+                r"\bonly (?:free|available|take|have|work|\d)|\bat most\b|\bno more "
+                r"than\b|\bmaximum\b|\bup to\b|\bbudget\b|\blimit\w*\b|\bwithin\b|"
+                r"\bavoid\w*\b|\bcan not go above\b|\bhas to fit\b"
+            ),
+        ),
         ("money", _cue(r"[£$€]\s?\d|\b\d+ (?:euros?|dollars?|pounds?)\b")),
         ("schedule", _cue(r"\bno (?:meetings|calls|work)\b|\b(?:before|after|between) \d")),
-        ("rules", _cue(r"\bvisa\b|\bcontract\b|\breligious\b|\bprayer\b|\bschool run\b|"
-                       r"\bschool holidays\b|\bdogs?\b.*\ballow|\ballow\w*\b")),
+        (
+            "rules",
+            _cue(
+                r"\bvisa\b|\bcontract\b|\breligious\b|\bprayer\b|\bschool run\b|"
+                r"\bschool holidays\b|\bdogs?\b.*\ballow|\ballow\w*\b"
+            ),
+        ),
     ),
     "technical": (
         ("tech", _cue(rf"\b{_TECH}\b")),
         ("version", _cue(r"\b\d+\.\d+(?:\.\d+)*\b|\bv\d+\b|\b\d+ ?(?:gb|tb|mb|ms|ghz)\b")),
-        ("built", _cue(r"\b(?:written|built|deployed|hosted|served|managed|formatted|"
-                       r"configured|stored|handled|managed|hosted) (?:in|with|on|by|at|through)\b|"
-                       r"\btargets\b|\bruns (?:on|in|nightly)\b|"
-                       r"\buses\b|\bis at\b|\blives in\b")),
-        ("system", _cue(r"\bthe (?:\w+ )?(?:service|api|server|app|site|website|module|"
-                        r"repo|database|pipeline|index|model|printer|router|bot)\b")),
+        (
+            "built",
+            _cue(
+                r"\b(?:written|built|deployed|hosted|served|managed|formatted|"
+                r"configured|stored|handled|managed|hosted) (?:in|with|on|by|at|through)\b|"
+                r"\btargets\b|\bruns (?:on|in|nightly)\b|"
+                r"\buses\b|\bis at\b|\blives in\b"
+            ),
+        ),
+        (
+            "system",
+            _cue(
+                r"\bthe (?:\w+ )?(?:service|api|server|app|site|website|module|"
+                r"repo|database|pipeline|index|model|printer|router|bot)\b"
+            ),
+        ),
     ),
 }
 
@@ -444,9 +555,11 @@ class Classifier:
     def _decision(self, text: str, answer: Mapping[str, Any]) -> Decision:
         category = str(answer["category"])
         confidence = answer.get("confidence")
-        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-            confidence = None
-        elif not 0 <= confidence <= 1:
+        if (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int | float)
+            or not 0 <= confidence <= 1
+        ):
             confidence = None
         probs = dict(zip(self.model.categories, self.model.probabilities(text), strict=True))
         if confidence is None:
