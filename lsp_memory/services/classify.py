@@ -355,7 +355,7 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
                 r"\b(?:written|built|deployed|hosted|served|managed|formatted|"
                 r"configured|stored|handled|managed|hosted) (?:in|with|on|by|at|through)\b|"
                 r"\btargets\b|\bruns (?:on|in|nightly)\b|"
-                r"\buses\b|\bis at\b|\blives in\b"
+                r"\buses\b|\bis at\b|\blives in (?:the |a )?[a-z_]+[/.][a-z]"
             ),
         ),
         (
