@@ -72,6 +72,13 @@ def _claim_line(claim: Claim) -> str:
     )
 
 
+def _warn(app: App) -> None:
+    """Print the warnings the services collected (a failed ``classifier_command``, say)."""
+    for warning in app.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    app.warnings.clear()
+
+
 def _strip_at(value: str) -> str:
     return value[1:] if value.startswith("@") else value
 
@@ -99,7 +106,42 @@ def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
         confidence=args.confidence,
         pinned=args.pin,
     )
+    _warn(app)
     print(f"added {_claim_line(claim)}")
+    return 0
+
+
+def cmd_classify(app: App, args: argparse.Namespace) -> int:
+    if args.texts == ["-"]:
+        texts = [line for line in _read_text("-").splitlines() if line.strip()]
+        if not texts:
+            raise UserError("nothing to classify: standard input has no non-empty line")
+    elif not args.texts:
+        raise UserError("nothing to classify: give one or more statements, or - for stdin")
+    else:
+        texts = args.texts
+        blank = next((i for i, text in enumerate(texts, 1) if not text.strip()), None)
+        if blank is not None:
+            raise UserError(f"nothing to classify in statement {blank}: the text is empty")
+    decisions = app.classifier().classify_all(texts)
+    _warn(app)
+    if args.json:
+        print(
+            _dumps(
+                [
+                    {
+                        "text": text,
+                        "category": d.category,
+                        "confidence": d.confidence,
+                        "runner_up": d.runner_up,
+                    }
+                    for text, d in zip(texts, decisions, strict=True)
+                ]
+            )
+        )
+        return 0
+    for text, d in zip(texts, decisions, strict=True):
+        print(f"{d.category:<14} {d.confidence:.2f}  (or {d.runner_up})  {_short(text, 60)}")
     return 0
 
 
@@ -566,7 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
     claims = claim.add_subparsers(dest="claim_command", metavar="ACTION", required=True)
     sub = command(claims, "add", cmd_claim_add, "add a claim")
     sub.add_argument("text", metavar="TEXT", help="the statement")
-    sub.add_argument("--type", metavar="T", help="claim type (default: fact)")
+    sub.add_argument("--type", metavar="T", help="claim type (default: classified from TEXT)")
     sub.add_argument("--domain", metavar="D", help="context domain, e.g. work")
     sub.add_argument("--context", metavar="ID", action="append", help="a context (repeatable)")
     sub.add_argument("--tag", metavar="ID", action="append", help="a tag (repeatable)")
@@ -586,6 +628,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(claims, "retract", cmd_claim_retract, "mark a claim retracted")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+
+    sub = command(commands, "classify", cmd_classify, "the category of each statement")
+    sub.add_argument("texts", metavar="TEXT", nargs="*", help="statements, or - for stdin lines")
+    sub.add_argument("--json", action="store_true", help="print JSON")
 
     context = commands.add_parser("context", help="add contexts and show their tree")
     contexts = context.add_subparsers(dest="context_command", metavar="ACTION", required=True)

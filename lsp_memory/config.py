@@ -103,6 +103,9 @@ class Config:
     # Left out of the hash (a mapping has none), so a Config stays hashable.
     severities: Mapping[str, str] = field(default_factory=lambda: DIAGNOSTIC_SEVERITIES, hash=False)
     tiers: Tiers = field(default_factory=Tiers)  # build-context's automatic memories
+    # A program that classifies claims instead of the built-in classifier (a local LLM, say).
+    classifier_command: str | None = None
+    classifier_timeout_s: float = 10.0  # how long it may take before the built-in answers
     source: Path | None = None  # the config file read, if any
 
 
@@ -143,6 +146,12 @@ def _milliseconds(value: object, _base: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError("expected a whole number of milliseconds")
     return value
+
+
+def _seconds(value: object, _base: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise TypeError("expected a positive number of seconds")
+    return float(value)
 
 
 def _paths(value: object, base: Path) -> tuple[Path, ...]:
@@ -223,6 +232,8 @@ _PARSERS = {
     "busy_timeout_ms": _milliseconds,
     "severities": _severities,
     "tiers": _tiers,
+    "classifier_command": _text,
+    "classifier_timeout_s": _seconds,
 }
 
 

@@ -23,6 +23,7 @@ from lsp_memory.app.snapshot import Snapshot
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
+from lsp_memory.services.classify import Classifier
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import IndexKeeper, IndexReport
 from lsp_memory.services.records import Records
@@ -127,7 +128,16 @@ class App:
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,
         without scanning the vaults as a snapshot would."""
-        return Records(self.store, self.config.user)
+        return Records(self.store, self.config.user, self.classifier())
+
+    def classifier(self) -> Classifier:
+        """The claim classifier: the configured command, if any, else the built-in one; its
+        warnings join ``warnings``."""
+        return Classifier(
+            self.config.classifier_command,
+            timeout_s=self.config.classifier_timeout_s,
+            warn=self.warnings.append,
+        )
 
     def hybrid_search(self) -> HybridSearch:
         """Hybrid search over the indexes as they are: by text alone until the vector side

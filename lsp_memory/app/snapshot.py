@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from lsp_memory.config import Config
 from lsp_memory.notes import VaultView
 from lsp_memory.services.annotate import Annotator
+from lsp_memory.services.classify import Classifier
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.records import Records
@@ -56,8 +57,12 @@ class Snapshot:
         return self.store.last_change()
 
     def records(self) -> Records:
-        """Single-record writes (claim add, context add, retract)."""
-        return Records(self.store, self.user)
+        """Single-record writes (claim add, context add, retract); a failing
+        ``classifier_command`` is logged (stderr in the language server)."""
+        classifier = Classifier(
+            self.config.classifier_command, timeout_s=self.config.classifier_timeout_s
+        )
+        return Records(self.store, self.user, classifier)
 
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.user, self.vaults)

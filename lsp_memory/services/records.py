@@ -1,7 +1,8 @@
 """Writing one record at a time: ``claim add``, ``context add`` and ``claim retract`` on the
 command line, ``lspMemory.addClaim`` and "Remember selection" in the editor. Each is one call
 here, checked by the same rules as ``import`` (the record is handed to the importer in its
-interchange form), so a claim added by hand and an imported one cannot differ.
+interchange form), so a claim added by hand and an imported one cannot differ. A claim added
+without a type is classified (``services.classify``); an imported one never is.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
 from lsp_memory.model import Claim, ClaimStatus, Context
+from lsp_memory.services.classify import Classifier
 from lsp_memory.services.interchange import add_record
 from lsp_memory.store.sqlite import Store
 
@@ -19,9 +21,10 @@ from lsp_memory.store.sqlite import Store
 class Records:
     """One user's single-record writes."""
 
-    def __init__(self, store: Store, user: str) -> None:
+    def __init__(self, store: Store, user: str, classifier: Classifier | None = None) -> None:
         self.store = store
         self.user = user
+        self.classifier = classifier or Classifier()
 
     def add_claim(
         self,
@@ -34,12 +37,15 @@ class Records:
         confidence: float | None = None,
         pinned: bool = False,
     ) -> Claim:
-        """Store a new claim; ``UserError`` with the reason when it is not acceptable."""
+        """Store a new claim, of ``claim_type`` or else of the category the classifier
+        chooses; ``UserError`` with the reason when it is not acceptable."""
         if not statement.strip():
             raise UserError("a claim needs a statement; the text is empty")
-        record: dict[str, Any] = {"kind": "claim", "statement": statement}
-        if claim_type:
-            record["claim_type"] = claim_type
+        record: dict[str, Any] = {
+            "kind": "claim",
+            "statement": statement,
+            "claim_type": claim_type or self.classifier.classify(statement).category,
+        }
         if domain:
             record["context_domain"] = domain
         if contexts:
