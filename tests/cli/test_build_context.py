@@ -126,7 +126,7 @@ def test_standard_input_options_and_referenced_only(run: Run, kb: Path) -> None:
     assert only.stdout.splitlines() == [
         "- [REFERENCED #42] [preference] I prefer to do deep work in the morning "
         "(answers: What time do I prefer for deep work?; When should meetings be scheduled?)",
-        "- [REFERENCED @leaf_ctx] [decision] The Leaf service launches in March",
+        "- [REFERENCED @leaf_ctx] [decision] [contested] The Leaf service launches in March",
         "- [REFERENCED @leaf_ctx] [fact] Leaf deploys happen every Tuesday and Thursday",
         "- [REFERENCED @leaf_ctx] [fact] The Leaf service uses PostgreSQL 16 "
         "(answers: Which database does Leaf use?)",

@@ -155,7 +155,7 @@ async def test_build_context_returns_the_context_block(client: LanguageClient) -
     lines = block["markdown"].splitlines()
     referenced = [line for line in lines if line.startswith("- [REFERENCED")]
     assert referenced == [
-        "- [REFERENCED @leaf_ctx] [decision] The Leaf service launches in March",
+        "- [REFERENCED @leaf_ctx] [decision] [contested] The Leaf service launches in March",
         "- [REFERENCED @leaf_ctx] [fact] Leaf deploys happen every Tuesday and Thursday",
         "- [REFERENCED @leaf_ctx] [fact] The Leaf service uses PostgreSQL 16"
         " (answers: Which database does Leaf use?)",

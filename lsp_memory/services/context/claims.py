@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lsp_memory.model import LIVE_STATUSES, Claim, RefKind, doc_id
+from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, RefKind, doc_id
 from lsp_memory.services import lineage
 from lsp_memory.services.context.block import (
     MEMORY,
@@ -24,9 +24,10 @@ from lsp_memory.store.sqlite import Store
 
 def claim_line(label: str, claim: Claim) -> str:
     """``- [LABEL] [claim_type] statement (answers: Q1; Q2)`` and a newline; a statement's
-    further lines follow indented by two spaces; a claim that is not live says its status."""
+    further lines follow indented by two spaces; a claim that is not active says its status
+    (``[contested]`` too: an LLM should know a claim is disputed)."""
     lines = [line.rstrip() for line in claim.statement.strip().splitlines()]
-    status = "" if claim.status in LIVE_STATUSES else f" [{claim.status.value}]"
+    status = "" if claim.status is ClaimStatus.ACTIVE else f" [{claim.status.value}]"
     statement = "\n".join("  " + line if line else "" for line in lines)[2:]
     questions = [fold(q) for q in claim.possible_questions if q.strip()]
     answers = f" (answers: {'; '.join(questions)})" if questions else ""
