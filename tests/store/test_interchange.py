@@ -217,7 +217,7 @@ def test_an_entity_type_may_be_declared_again_with_the_same_fields(kb: Store) ->
     assert "already in the store with other fields" in caught.value.problems[0]
 
 
-LINEAGE = {
+LINEAGE: dict[str, object] = {
     "derived_from": ["episode-7", "00000000-0000-4000-a000-00000000000b"],
     "evidence_count": 4,
 }
@@ -255,12 +255,11 @@ def test_bad_lineage_fields_are_named_and_change_nothing(
 def test_lineage_fields_round_trip_and_are_left_out_when_unset(kb: Store, tmp_path: Path) -> None:
     untouched = list(export_records(kb, USER))
     assert not any('"derived_from"' in line or '"evidence_count"' in line for line in untouched)
-    lines = [
-        {"kind": "claim", "statement": "Drinks tea every morning", "friendly_id": "tea_a001"},
+    lines: list[dict[str, object]] = [
+        {"kind": "claim", "statement": "Drinks tea", "friendly_id": "tea_a001", **LINEAGE},
         {"kind": "claim", "statement": "Only derived", "derived_from": ["episode-1"]},
         {"kind": "claim", "statement": "Only counted", "evidence_count": 1},
     ]
-    lines[0].update(LINEAGE)
     _import(kb, "\n".join(json.dumps(line) for line in lines).encode())
     first = "\n".join(export_records(kb, USER))
     records = [json.loads(line) for line in first.splitlines()]

@@ -251,16 +251,12 @@ def test_the_assemblers_tier_queries_use_their_indexes(kb: Store) -> None:
 
 
 def test_lineage_fields_are_stored_and_read_back(store: Store) -> None:
-    record = {
-        "kind": "claim",
-        "statement": "Prefers tea",
-        "derived_from": ["episode-2", "episode-1", "00000000-0000-4000-a000-00000000000b"],
-        "evidence_count": 3,
-    }
-    written = add_record(store, record, user=USER).claims[0]
-    assert written.derived_from == tuple(record["derived_from"])
+    derived = ["episode-2", "episode-1", "00000000-0000-4000-a000-00000000000b"]
+    record = {"kind": "claim", "statement": "Prefers tea", "derived_from": derived}
+    written = add_record(store, {**record, "evidence_count": 3}, user=USER).claims[0]
+    assert written.derived_from == tuple(derived)  # in the order given
     [read] = store.claims(USER)
-    assert read.derived_from == ("episode-2", "episode-1", "00000000-0000-4000-a000-00000000000b")
+    assert read.derived_from == tuple(derived)
     assert read.evidence_count == 3
     plain = add_record(store, {"kind": "claim", "statement": "Plain"}, user=USER).claims[0]
     found = store.claim_by_uuid(USER, plain.claim_id)
