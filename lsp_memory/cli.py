@@ -172,6 +172,8 @@ def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
         ),
         ("superseded by", _handle(app, claim.superseded_by)),
         ("merged into", _handle(app, claim.merged_into)),
+        ("derived from", ", ".join(claim.derived_from)),
+        ("evidence", str(claim.evidence_count) if claim.evidence_count else ""),
         ("now", _current(app, claim)),
         ("id", claim.claim_id),
     ]

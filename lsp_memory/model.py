@@ -108,6 +108,11 @@ class Claim:
     valid_to: str | None = None
     superseded_by: str | None = None
     merged_into: str | None = None
+    # What the claim rests on: ids of the episodes and merged claims behind it, and how many
+    # pieces of evidence support it. Stored and carried through export; consolidation fills
+    # them in.
+    derived_from: tuple[str, ...] = ()
+    evidence_count: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
     # Links, by friendly id. None when not loaded: results of a context, tag, entity or domain
     # (hundreds of claims) leave them out; single-claim lookups and listings fill them in.

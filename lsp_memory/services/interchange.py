@@ -41,7 +41,7 @@ _FIELDS: dict[str, frozenset[str]] = {
         """kind statement claim_id claim_number friendly_id user claim_type claim_types
         context_domain context_domains status confidence possible_questions contexts tags
         entities pinned created_at updated_at valid_from valid_to superseded_by merged_into
-        meta""".split()
+        derived_from evidence_count meta""".split()
     ),
     "context": frozenset(
         "kind name context_id friendly_id description parent user created_at updated_at".split()
@@ -376,6 +376,14 @@ class _Importer:
         meta = line.data.get("meta", {})
         if not isinstance(meta, dict):
             raise _Bad("field 'meta' must be an object")
+        # Ids of episodes and merged claims, checked for form only: episodes are not in the
+        # store, so an id cannot be looked up, and a merged claim may since have been removed.
+        derived_from = line.texts("derived_from")
+        if not all(item.strip() for item in derived_from):
+            raise _Bad("field 'derived_from' must be a list of non-empty ids")
+        evidence = line.data.get("evidence_count", 0)
+        if isinstance(evidence, bool) or not isinstance(evidence, int) or not 0 <= evidence < 2**63:
+            raise _Bad(f"evidence_count must be a whole number ≥ 0, not {evidence!r}")
         created = line.time("created_at") or self.now
         claim = Claim(
             claim_id=claim_id or "",
@@ -397,6 +405,8 @@ class _Importer:
             valid_to=line.time("valid_to"),
             superseded_by=line.text("superseded_by"),
             merged_into=line.text("merged_into"),
+            derived_from=tuple(derived_from),
+            evidence_count=evidence,
             meta=meta,
             contexts=tuple(dict.fromkeys(line.texts("contexts"))),
             tags=tuple(dict.fromkeys(line.texts("tags"))),
@@ -725,6 +735,9 @@ def claim_record(claim: Claim) -> dict[str, Any]:
             "valid_to": claim.valid_to,
             "superseded_by": claim.superseded_by,
             "merged_into": claim.merged_into,
+            # Left out when unset, so records without lineage export as they always have.
+            "derived_from": list(claim.derived_from) or None,
+            "evidence_count": claim.evidence_count or None,
             "meta": claim.meta,
         }
     )

@@ -141,7 +141,16 @@ CREATE TABLE changes (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+# Version 3: a claim's lineage. `derived_from` is a JSON list of the ids a claim rests on
+# (episodes, merged claims), with no foreign key: the ids name episodes as well as claims.
+# `evidence_count` counts the evidence behind it. Existing claims get the defaults.
+V3 = """
+ALTER TABLE claims ADD COLUMN derived_from TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE claims ADD COLUMN evidence_count INTEGER NOT NULL DEFAULT 0
+    CHECK (evidence_count >= 0);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -122,6 +122,28 @@ def test_claim_add_show_list_retract(run: Run) -> None:
     assert "(retracted)" in run("claim", "list").stdout
 
 
+def test_claim_show_gives_the_lineage_fields_when_set(run: Run) -> None:
+    lines = [
+        {
+            "kind": "claim",
+            "statement": "Drinks tea",
+            "derived_from": ["episode-1"],
+            "evidence_count": 2,
+        },
+        {"kind": "claim", "statement": "Plain"},
+    ]
+    stdin = "\n".join(json.dumps(line) for line in lines)
+    assert run("import", "-", stdin=stdin).returncode == 0
+    record = json.loads(run("claim", "show", "#1", "--json").stdout)
+    assert (record["derived_from"], record["evidence_count"]) == (["episode-1"], 2)
+    human = run("claim", "show", "#1").stdout
+    assert "  derived from:  episode-1\n" in human and "  evidence:      2\n" in human
+    plain = json.loads(run("claim", "show", "#2", "--json").stdout)
+    assert "derived_from" not in plain and "evidence_count" not in plain
+    human = run("claim", "show", "#2").stdout
+    assert "derived from:" not in human and "evidence:" not in human
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

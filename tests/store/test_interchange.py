@@ -215,3 +215,62 @@ def test_an_entity_type_may_be_declared_again_with_the_same_fields(kb: Store) ->
     with pytest.raises(ImportFailed) as caught:
         _import(kb, json.dumps(other).encode())
     assert "already in the store with other fields" in caught.value.problems[0]
+
+
+LINEAGE: dict[str, object] = {
+    "derived_from": ["episode-7", "00000000-0000-4000-a000-00000000000b"],
+    "evidence_count": 4,
+}
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"derived_from": "episode-7"}, "field 'derived_from' must be a list of strings"),
+        ({"derived_from": ["episode-7", 3]}, "field 'derived_from' must be a list of strings"),
+        (
+            {"derived_from": ["episode-7", " "]},
+            "field 'derived_from' must be a list of non-empty ids",
+        ),
+        ({"evidence_count": -1}, "evidence_count must be a whole number ≥ 0, not -1"),
+        ({"evidence_count": True}, "evidence_count must be a whole number ≥ 0, not True"),
+        ({"evidence_count": 2.5}, "evidence_count must be a whole number ≥ 0, not 2.5"),
+        ({"evidence_count": "3"}, "evidence_count must be a whole number ≥ 0, not '3'"),
+    ],
+)
+def test_bad_lineage_fields_are_named_and_change_nothing(
+    kb: Store, fields: dict[str, object], reason: str
+) -> None:
+    before = snapshot(kb.path.parent)
+    lines = [
+        {"kind": "claim", "statement": "fine", **LINEAGE},
+        {"kind": "claim", "statement": "bad", **fields},
+    ]
+    with pytest.raises(ImportFailed) as caught:
+        _import(kb, "\n".join(json.dumps(line) for line in lines).encode())
+    assert caught.value.problems == [f"line 2: claim: {reason}"]
+    assert snapshot(kb.path.parent) == before
+
+
+def test_lineage_fields_round_trip_and_are_left_out_when_unset(kb: Store, tmp_path: Path) -> None:
+    untouched = list(export_records(kb, USER))
+    assert not any('"derived_from"' in line or '"evidence_count"' in line for line in untouched)
+    lines: list[dict[str, object]] = [
+        {"kind": "claim", "statement": "Drinks tea", "friendly_id": "tea_a001", **LINEAGE},
+        {"kind": "claim", "statement": "Only derived", "derived_from": ["episode-1"]},
+        {"kind": "claim", "statement": "Only counted", "evidence_count": 1},
+    ]
+    _import(kb, "\n".join(json.dumps(line) for line in lines).encode())
+    first = "\n".join(export_records(kb, USER))
+    records = [json.loads(line) for line in first.splitlines()]
+    tea = next(r for r in records if r.get("friendly_id") == "tea_a001")
+    assert (tea["derived_from"], tea["evidence_count"]) == (LINEAGE["derived_from"], 4)
+    assert list(tea)[-3:] == ["derived_from", "evidence_count", "meta"]
+    derived = next(r for r in records if r.get("statement") == "Only derived")
+    assert derived["derived_from"] == ["episode-1"] and "evidence_count" not in derived
+    counted = next(r for r in records if r.get("statement") == "Only counted")
+    assert counted["evidence_count"] == 1 and "derived_from" not in counted
+    with open_store(tmp_path / "again") as empty:
+        _import(empty, first.encode(), user="someone-else")
+        second = "\n".join(export_records(empty, USER))
+    assert second == first

@@ -248,3 +248,41 @@ def test_the_assemblers_tier_queries_use_their_indexes(kb: Store) -> None:
     assert any("claims_user_updated" in step for step in typed), typed
     assert not any("DISTINCT" in step for step in typed), typed
     assert [c.number for c in kb.pinned_claims(USER)] == [42]
+
+
+def test_lineage_fields_are_stored_and_read_back(store: Store) -> None:
+    derived = ["episode-2", "episode-1", "00000000-0000-4000-a000-00000000000b"]
+    record = {"kind": "claim", "statement": "Prefers tea", "derived_from": derived}
+    written = add_record(store, {**record, "evidence_count": 3}, user=USER).claims[0]
+    assert written.derived_from == tuple(derived)  # in the order given
+    [read] = store.claims(USER)
+    assert read.derived_from == tuple(derived)
+    assert read.evidence_count == 3
+    plain = add_record(store, {"kind": "claim", "statement": "Plain"}, user=USER).claims[0]
+    found = store.claim_by_uuid(USER, plain.claim_id)
+    assert found is not None and (found.derived_from, found.evidence_count) == ((), 0)
+    columns = store._db.execute(
+        "SELECT derived_from, evidence_count FROM claims WHERE claim_id = ?", (plain.claim_id,)
+    ).fetchone()
+    assert columns == ("[]", 0)
+
+
+def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Path) -> None:
+    previous = MIGRATIONS[:2]  # before claims had derived_from and evidence_count
+    with open_store(tmp_path, migrations=previous) as old:
+        assert old.schema_version == 2
+        old._db.execute(
+            "INSERT INTO claims (claim_id, user, number, friendly_id, statement, created_at, "
+            "updated_at) VALUES ('c-1', ?, 1, 'kept_a001', 'kept', '2024-01-01T00:00:00Z', "
+            "'2024-01-01T00:00:00Z')",
+            (USER,),
+        )
+    with open_store(tmp_path) as upgraded:
+        assert upgraded.schema_version == SCHEMA_VERSION == 3
+        [claim] = upgraded.claims(USER)
+        assert (claim.statement, claim.derived_from, claim.evidence_count) == ("kept", (), 0)
+        added = add_record(
+            upgraded, {"kind": "claim", "statement": "new", "evidence_count": 2}, user=USER
+        ).claims[0]
+        assert added.number == 2
+        assert upgraded.claim_by_number(USER, 2).evidence_count == 2  # type: ignore[union-attr]

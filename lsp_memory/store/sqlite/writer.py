@@ -253,6 +253,8 @@ class _Writer:
                     c.superseded_by,
                     c.merged_into,
                     _json_text(c.meta, "{}"),
+                    _json_text(c.derived_from, "[]"),
+                    c.evidence_count,
                 )
             )
             types += [(i, pos, t) for pos, t in enumerate(c.claim_types)]
@@ -264,8 +266,8 @@ class _Writer:
         db.executemany(
             "INSERT INTO claims (id, claim_id, user, number, friendly_id, statement, status, "
             "confidence, possible_questions, pinned, created_at, updated_at, valid_from, "
-            "valid_to, superseded_by, merged_into, meta) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "valid_to, superseded_by, merged_into, meta, derived_from, evidence_count) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         db.executemany("INSERT INTO claim_types VALUES (?,?,?)", types)
