@@ -72,7 +72,7 @@ def test_claim_line_is_label_type_statement_and_answers() -> None:
     assert claim_line("AUTO", claim(claim_types=())) == "- [AUTO] [fact] Uses Python 3.11\n"
 
 
-def test_claim_line_keeps_every_line_of_a_statement_and_says_a_dead_status() -> None:
+def test_claim_line_keeps_every_line_of_a_statement_and_says_a_status_not_active() -> None:
     text = "Release steps:\r\n1. tag\n\n2. announce  \n"
     assert claim_line("REFERENCED #5", claim(text)) == (
         "- [REFERENCED #5] [decision] Release steps:\n  1. tag\n\n  2. announce\n"
@@ -81,8 +81,8 @@ def test_claim_line_keeps_every_line_of_a_statement_and_says_a_dead_status() -> 
     assert claim_line("REFERENCED #1", superseded).startswith(
         "- [REFERENCED #1] [decision] [superseded] Uses"
     )
-    contested = claim(status=ClaimStatus.CONTESTED)  # live: no marker
-    assert "[contested]" not in claim_line("AUTO", contested)
+    contested = claim(status=ClaimStatus.CONTESTED)  # live, but disputed: the model should know
+    assert claim_line("AUTO", contested) == "- [AUTO] [decision] [contested] Uses Python 3.11\n"
 
 
 # -- the layout -------------------------------------------------------------------------------
