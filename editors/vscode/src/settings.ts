@@ -22,6 +22,8 @@ export const SERVER_KEYS = [
   "busy_timeout_ms",
   "severities",
   "tiers",
+  "classifier_command",
+  "classifier_timeout_s",
 ] as const;
 
 /** Settings that only this extension reads; a change to one restarts the server. */
