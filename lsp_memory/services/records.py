@@ -124,10 +124,16 @@ class Records:
         return True
 
     def restore(self, claim: Claim) -> bool:
-        """Make ``claim`` active again, its ``superseded_by``/``merged_into`` cleared; False
-        when it already was active."""
+        """Make a superseded, merged, deprecated or retracted ``claim`` active again, its
+        ``superseded_by``/``merged_into`` cleared; False when it already was active,
+        ``UserError`` when it is contested (still live: a dispute is not undone this way)."""
         if claim.status is ClaimStatus.ACTIVE:
             return False
+        if claim.status is ClaimStatus.CONTESTED:
+            raise UserError(
+                f"#{claim.number} @{claim.friendly_id} is contested, not superseded, merged, "
+                "deprecated or retracted: nothing to restore"
+            )
         self.store.restore(self.user, claim.claim_id, now())
         return True
 

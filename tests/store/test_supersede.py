@@ -11,6 +11,7 @@ import pytest
 
 from lsp_memory.app import App
 from lsp_memory.config import Config, apply_settings
+from lsp_memory.errors import UserError
 from lsp_memory.model import ClaimStatus
 from lsp_memory.services.interchange import add_record, import_records
 from lsp_memory.services.lineage import successor
@@ -179,3 +180,14 @@ def test_without_the_vector_side_only_the_text_rules_apply(store: Store) -> None
     records.add_claim("I prefer green tea in the morning", claim_type="preference")
     records.add_claim("In the morning I prefer to drink green tea", claim_type="preference")
     assert records.last_superseded == []
+
+
+def test_a_contested_claim_is_not_restored(store: Store) -> None:
+    records = Records(store, USER)
+    claim = records.add_claim("I live in Lyon", claim_type="identity")
+    store.set_status(USER, claim.claim_id, ClaimStatus.CONTESTED, "2026-01-01T00:00:00Z")
+    contested = store.claim_by_uuid(USER, claim.claim_id)
+    assert contested is not None
+    with pytest.raises(UserError, match="contested"):
+        records.restore(contested)
+    assert status(store, claim.claim_id) is ClaimStatus.CONTESTED
