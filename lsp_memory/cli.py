@@ -97,17 +97,21 @@ def _claim_for(app: App, ref: str) -> Claim:
 
 
 def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
-    claim = app.records().add_claim(
+    records = app.records()
+    claim = records.add_claim(
         args.text,
         claim_type=args.type,
         domain=args.domain,
         contexts=[_strip_at(c) for c in args.context or ()],
         tags=[_strip_at(t) for t in args.tag or ()],
+        entities=[_strip_at(e) for e in args.entity or ()],
         confidence=args.confidence,
         pinned=args.pin,
+        supersede=not args.no_supersede,
     )
     _warn(app)
-    print(f"added {_claim_line(claim)}")
+    replaced = ", ".join(f"#{old.number}" for old in records.last_superseded)
+    print(f"added {_claim_line(claim)}" + (f" (supersedes {replaced})" if replaced else ""))
     return 0
 
 
@@ -217,6 +221,15 @@ def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:
         print(f"#{claim.number} @{claim.friendly_id} was already retracted")
         return 0
     print(f"retracted #{claim.number} @{claim.friendly_id}")
+    return 0
+
+
+def cmd_claim_restore(app: App, args: argparse.Namespace) -> int:
+    claim = _claim_for(app, args.ref)
+    if not app.records().restore(claim):
+        print(f"#{claim.number} @{claim.friendly_id} is already active")
+        return 0
+    print(f"restored #{claim.number} @{claim.friendly_id} (was {claim.status.value})")
     return 0
 
 
@@ -606,7 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(commands, "export", cmd_export, "export your records as JSONL")
     sub.add_argument("file", metavar="FILE", nargs="?", help="where to write (default stdout)")
 
-    claim = commands.add_parser("claim", help="add, show, list and retract claims")
+    claim = commands.add_parser("claim", help="add, show, list, retract and restore claims")
     claims = claim.add_subparsers(dest="claim_command", metavar="ACTION", required=True)
     sub = command(claims, "add", cmd_claim_add, "add a claim")
     sub.add_argument("text", metavar="TEXT", help="the statement")
@@ -616,6 +629,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tag", metavar="ID", action="append", help="a tag (repeatable)")
     sub.add_argument("--confidence", metavar="X", type=float, help="0 to 1 (default 1)")
     sub.add_argument("--pin", action="store_true", help="pin globally")
+    sub.add_argument("--entity", metavar="ID", action="append", help="an entity (repeatable)")
+    sub.add_argument(
+        "--no-supersede", action="store_true", help="supersede no older claim of its type"
+    )
     sub = command(claims, "show", cmd_claim_show, "show one claim")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
     sub.add_argument("--json", action="store_true", help="print JSON")
@@ -629,6 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--limit", type=int, metavar="N", help="at most N claims")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(claims, "retract", cmd_claim_retract, "mark a claim retracted")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    sub = command(claims, "restore", cmd_claim_restore, "make a claim active again")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
 
     sub = command(commands, "classify", cmd_classify, "the category of each statement")

@@ -106,6 +106,9 @@ class Config:
     # A program that classifies claims instead of the built-in classifier (a local LLM, say).
     classifier_command: str | None = None
     classifier_timeout_s: float = 10.0  # how long it may take before the built-in answers
+    # Claim type → how a new claim of that type supersedes older ones (``SUPERSEDE_RULES``);
+    # types left out follow the built-in rule. Left out of the hash, as ``severities``.
+    supersede: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     source: Path | None = None  # the config file read, if any
 
 
@@ -221,6 +224,22 @@ def _tiers(value: object, _base: Path) -> Tiers:
     return tiers
 
 
+SUPERSEDE_RULES = ("similar", "all", "person", "none")
+"""What the ``supersede`` setting may choose for a claim type (see ``services.supersede``)."""
+
+
+def _supersede(value: object, _base: Path) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise TypeError("expected a table of claim type = rule")
+    rules = ", ".join(SUPERSEDE_RULES)
+    chosen: dict[str, str] = {}
+    for claim_type, rule in value.items():
+        if not isinstance(rule, str) or rule.strip().lower() not in SUPERSEDE_RULES:
+            raise TypeError(f"{claim_type}: expected one of {rules}, not {rule!r}")
+        chosen[str(claim_type).strip()] = rule.strip().lower()
+    return MappingProxyType(chosen)
+
+
 _PARSERS = {
     "store": _path,
     "user": _text,
@@ -234,6 +253,7 @@ _PARSERS = {
     "tiers": _tiers,
     "classifier_command": _text,
     "classifier_timeout_s": _seconds,
+    "supersede": _supersede,
 }
 
 

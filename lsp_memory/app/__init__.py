@@ -128,7 +128,18 @@ class App:
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,
         without scanning the vaults as a snapshot would."""
-        return Records(self.store, self.config.user, self.classifier())
+        return Records(
+            self.store,
+            self.config.user,
+            self.classifier(),
+            vectors=self._write_vectors,
+            supersede=self.config.supersede,
+        )
+
+    def _write_vectors(self) -> VectorSide | None:
+        """The vector side a write compares statements with: in the language server only
+        once the indexing thread has loaded it (a write never waits for the model)."""
+        return self.loaded_vectors if self.background else self.vectors
 
     def classifier(self) -> Classifier:
         """The claim classifier: the configured command, if any, else the built-in one; its
@@ -161,6 +172,7 @@ class App:
             text=(lambda: self.text_index) if indexed else None,
             searcher=self.hybrid_search,
             pages=self.pages,
+            vectors=self._write_vectors,
         )
 
     def close(self) -> None:

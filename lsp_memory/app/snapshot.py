@@ -30,6 +30,7 @@ from lsp_memory.store.sqlite import Store
 if TYPE_CHECKING:
     from lsp_memory.model import Note
     from lsp_memory.services.context import Assembler
+    from lsp_memory.services.embedding import VectorSide
     from lsp_memory.services.search import HybridSearch
     from lsp_memory.store.fulltext import FullTextIndex
 
@@ -46,6 +47,8 @@ class Snapshot:
     text: Callable[[], FullTextIndex] | None
     searcher: Callable[[], HybridSearch]  # the hybrid search, opened when first asked
     pages: Path  # the folder of generated record pages
+    # The vector side a write compares statements with (None until it is loaded).
+    vectors: Callable[[], VectorSide | None] = lambda: None
 
     @property
     def user(self) -> str:
@@ -62,7 +65,13 @@ class Snapshot:
         classifier = Classifier(
             self.config.classifier_command, timeout_s=self.config.classifier_timeout_s
         )
-        return Records(self.store, self.user, classifier)
+        return Records(
+            self.store,
+            self.user,
+            classifier,
+            vectors=self.vectors,
+            supersede=self.config.supersede,
+        )
 
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.user, self.vaults)

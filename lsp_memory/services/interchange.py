@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, TypeVar
@@ -627,10 +627,17 @@ def import_records(store: Store, data: bytes, *, user: str, source: str) -> Impo
     return summary
 
 
-def add_record(store: Store, record: dict[str, Any], *, user: str) -> Batch:
+def add_record(
+    store: Store,
+    record: dict[str, Any],
+    *,
+    user: str,
+    supersedes: Callable[[Claim], Sequence[str]] | None = None,
+) -> Batch:
     """Check and write one record given in interchange form (``claim add``,
     ``context add``); return what was written, generated ids filled in. A problem raises
-    ``UserError`` with the reason alone."""
+    ``UserError`` with the reason alone. ``supersedes``: given the new claim, the ids of the
+    claims it supersedes, marked so in the same transaction."""
     importer = _Importer(store, user, ids.now())
     try:
         batch = importer.run([_Line(1, record)])
@@ -639,7 +646,8 @@ def add_record(store: Store, record: dict[str, Any], *, user: str) -> Batch:
             why.split(": ", 2)[-1] for _, why in sorted(importer.problems, key=_line_number)
         )
         raise UserError(reasons) from None
-    store.write(batch)
+    replaced = supersedes(batch.claims[0]) if supersedes and batch.claims else ()
+    store.write(batch, supersedes=replaced, when=importer.now)
     return batch
 
 

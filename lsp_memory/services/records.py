@@ -2,29 +2,48 @@
 command line, ``lspMemory.addClaim`` and "Remember selection" in the editor. Each is one call
 here, checked by the same rules as ``import`` (the record is handed to the importer in its
 interchange form), so a claim added by hand and an imported one cannot differ. A claim added
-without a type is classified (``services.classify``); an imported one never is.
+without a type is classified (``services.classify``); an imported one never is. A new claim
+supersedes the older claims its type's rule names (``services.supersede``), in the same
+transaction; an imported one never does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
 from lsp_memory.model import Claim, ClaimStatus, Context
 from lsp_memory.services.classify import Classifier
+from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.interchange import add_record
+from lsp_memory.services.supersede import superseded
 from lsp_memory.store.sqlite import Store
 
 
 class Records:
     """One user's single-record writes."""
 
-    def __init__(self, store: Store, user: str, classifier: Classifier | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        user: str,
+        classifier: Classifier | None = None,
+        *,
+        vectors: Callable[[], VectorSide | None] | None = None,
+        supersede: Mapping[str, str] | None = None,
+    ) -> None:
+        """``vectors``: the vector side, asked for only when a rule compares statements
+        (None, or a side not loaded yet: the rules on the text alone apply). ``supersede``:
+        the setting's rule per claim type."""
         self.store = store
         self.user = user
         self.classifier = classifier or Classifier()
+        self.vectors = vectors
+        self.supersede = supersede
+        self.last_superseded: list[Claim] = []
+        """The claims the last ``add_claim`` superseded, by number."""
 
     def add_claim(
         self,
@@ -36,9 +55,14 @@ class Records:
         tags: Sequence[str] = (),
         confidence: float | None = None,
         pinned: bool = False,
+        entities: Sequence[str] = (),
+        supersede: bool = True,
     ) -> Claim:
         """Store a new claim, of ``claim_type`` or else of the category the classifier
-        chooses; ``UserError`` with the reason when it is not acceptable."""
+        chooses; ``UserError`` with the reason when it is not acceptable. Unless
+        ``supersede`` is False, the claims it supersedes are marked so, and listed in
+        ``last_superseded``."""
+        self.last_superseded = []
         if not statement.strip():
             raise UserError("a claim needs a statement; the text is empty")
         record: dict[str, Any] = {
@@ -56,7 +80,21 @@ class Records:
             record["confidence"] = confidence
         if pinned:
             record["pinned"] = True
-        return add_record(self.store, record, user=self.user).claims[0]
+        if entities:
+            record["entities"] = list(entities)
+        return add_record(
+            self.store,
+            record,
+            user=self.user,
+            supersedes=self._supersedes if supersede else None,
+        ).claims[0]
+
+    def _supersedes(self, claim: Claim) -> list[str]:
+        """The ids of the claims the new ``claim`` supersedes (kept in ``last_superseded``)."""
+        self.last_superseded = superseded(
+            self.store, self.user, claim, self.vectors, self.supersede
+        )
+        return [c.claim_id for c in self.last_superseded]
 
     def add_context(
         self,
@@ -83,6 +121,20 @@ class Records:
         if claim.status is ClaimStatus.RETRACTED:
             return False
         self.store.set_status(self.user, claim.claim_id, ClaimStatus.RETRACTED, now())
+        return True
+
+    def restore(self, claim: Claim) -> bool:
+        """Make a superseded, merged, deprecated or retracted ``claim`` active again, its
+        ``superseded_by``/``merged_into`` cleared; False when it already was active,
+        ``UserError`` when it is contested (still live: a dispute is not undone this way)."""
+        if claim.status is ClaimStatus.ACTIVE:
+            return False
+        if claim.status is ClaimStatus.CONTESTED:
+            raise UserError(
+                f"#{claim.number} @{claim.friendly_id} is contested, not superseded, merged, "
+                "deprecated or retracted: nothing to restore"
+            )
+        self.store.restore(self.user, claim.claim_id, now())
         return True
 
     def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:

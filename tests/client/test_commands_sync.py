@@ -95,11 +95,18 @@ async def test_search_command(client: LanguageClient) -> None:
 async def test_a_claim_added_through_the_server_is_completable(client: LanguageClient) -> None:
     added = await command(client, "lspMemory.addClaim", "Kombucha brewing on Sundays", "preference")
     assert added["reference"].startswith("@kombucha_brewing_sundays_")
+    assert isinstance(added["supersedes"], list)  # the same statement added by another client
 
     async def found() -> bool:
         return added["reference"] in await completes(client, "@kombucha")
 
     await eventually(found)
+
+
+async def test_an_added_claim_names_the_claims_it_supersedes(client: LanguageClient) -> None:
+    first = await command(client, "lspMemory.addClaim", "I feel nervous about Monday", "emotional")
+    second = await command(client, "lspMemory.addClaim", "I feel ready for Monday", "emotional")
+    assert first["reference"] in second["supersedes"]
 
 
 async def test_a_claim_added_by_the_cli_in_another_process_is_picked_up(

@@ -24,6 +24,7 @@ export const SERVER_KEYS = [
   "tiers",
   "classifier_command",
   "classifier_timeout_s",
+  "supersede",
 ] as const;
 
 /** Settings that only this extension reads; a change to one restarts the server. */

@@ -108,9 +108,14 @@ def register(server: MemoryServer) -> None:
         session = _session(ls)
         statement = _text(args[0] if args else None, "statement")
         claim_type = _text(args[1], "claim type") if len(args) > 1 and args[1] else None
-        claim = session.reads().records().add_claim(statement, claim_type=claim_type)
+        records = session.reads().records()
+        claim = records.add_claim(statement, claim_type=claim_type)
         session.poke()
-        return {**claim_record(claim), "reference": f"@{claim.friendly_id}"}
+        return {
+            **claim_record(claim),
+            "reference": f"@{claim.friendly_id}",
+            "supersedes": [f"@{old.friendly_id}" for old in records.last_superseded],
+        }
 
     @command(REMEMBER)
     async def remember(ls: LanguageServer, *args: Any) -> dict[str, Any]:
@@ -125,8 +130,10 @@ def register(server: MemoryServer) -> None:
         statement = selected_text(doc, where)
         if not statement:
             raise UserError("the selection is empty: select the text to remember")
-        claim = session.reads().records().add_claim(statement)
+        records = session.reads().records()
+        claim = records.add_claim(statement)
         session.poke()
+        supersedes = [f"@{old.friendly_id}" for old in records.last_superseded]
         reference = f"@{claim.friendly_id}"
         replaced = False
         if len(args) > 2 and args[2] is True:
@@ -138,7 +145,12 @@ def register(server: MemoryServer) -> None:
                 types.ApplyWorkspaceEditParams(edit=edit, label=label)
             )
             replaced = result.applied
-        return {**claim_record(claim), "reference": reference, "replaced": replaced}
+        return {
+            **claim_record(claim),
+            "reference": reference,
+            "replaced": replaced,
+            "supersedes": supersedes,
+        }
 
     @command("lspMemory.reindex")
     def reindex(ls: LanguageServer, *_args: Any) -> dict[str, str]:

@@ -1,13 +1,15 @@
 """Claims: one by number, friendly id or uuid; the user's claims, by prefix, most recent;
-the live claims of a context, tag, entity or domain; the user's domains; a claim's status."""
+the live claims of a context, tag, entity, domain or type; the user's domains; a claim's
+status, superseding and restoring."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_memory.model import Claim, ClaimStatus
-from lsp_memory.store.sqlite.changes import _log
+from lsp_memory.store.sqlite.changes import _log, _log_rows
 from lsp_memory.store.sqlite.connection import _translated
 from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader, _grouped_claims
 
@@ -17,6 +19,16 @@ MAX_TREE_DEPTH = 10
 
 class Claims(ClaimLoader):
     """Reading claims, and setting one's status."""
+
+    @_translated
+    def live_claims_of_type(self, user: str, claim_type: str) -> list[Claim]:
+        """The user's live claims whose primary type is ``claim_type``, by number, with their
+        links (what a new claim of that type may supersede)."""
+        sql = (
+            _CLAIM_SELECT + "WHERE c.id IN (SELECT claim FROM claim_types WHERE type = ? "
+            f"AND pos = 0) AND c.user = ? AND c.status IN {_LIVE} ORDER BY c.number"
+        )
+        return self._load(sql, (claim_type, user))
 
     @_translated
     def claim_by_number(self, user: str, number: int) -> Claim | None:
@@ -122,6 +134,29 @@ class Claims(ClaimLoader):
                 _log(db, "claim", row[0])
 
     @_translated
+    def supersede(self, user: str, claim_ids: Sequence[str], by: str, when: str) -> None:
+        """Mark ``claim_ids`` superseded by the claim ``by``, valid until ``when``."""
+        with self._write() as db:
+            _supersede(db, user, claim_ids, by, when)
+
+    @_translated
+    def restore(self, user: str, claim_id: str, when: str) -> None:
+        """Make the claim active again and clear its ``superseded_by``/``merged_into``; its
+        ``valid_to`` too when it was superseded (superseding is what set it)."""
+        with self._write() as db:
+            row = db.execute(
+                "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
+            ).fetchone()
+            if row is not None:
+                db.execute(
+                    "UPDATE claims SET valid_to = CASE WHEN status = 'superseded' THEN NULL "
+                    "ELSE valid_to END, status = 'active', superseded_by = NULL, "
+                    "merged_into = NULL, updated_at = ? WHERE id = ?",
+                    (when, row[0]),
+                )
+                _log(db, "claim", row[0])
+
+    @_translated
     def claims_by_number_prefix(self, user: str, digits: str, limit: int = 50) -> list[Claim]:
         """Claims whose number starts with ``digits`` (``#4`` → 4, 40–49, 400…), by number."""
         sql = (
@@ -162,3 +197,23 @@ class Claims(ClaimLoader):
             (user,),
         )
         return [str(row[0]) for row in rows]
+
+
+def _supersede(
+    db: sqlite3.Connection, user: str, claim_ids: Sequence[str], by: str, when: str
+) -> None:
+    """Inside a write transaction: mark ``claim_ids`` superseded by ``by``, and log them so
+    the indexes follow their new status."""
+    rows = []
+    for claim_id in claim_ids:
+        row = db.execute(
+            "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
+        ).fetchone()
+        if row is not None:
+            rows.append(int(row[0]))
+    db.executemany(
+        "UPDATE claims SET status = 'superseded', superseded_by = ?, valid_to = ?, "
+        "updated_at = ? WHERE id = ?",
+        [(by, when, when, row) for row in rows],
+    )
+    _log_rows(db, "claim", rows)

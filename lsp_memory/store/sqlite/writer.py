@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lsp_memory.ids import name_key
 from lsp_memory.model import Claim, Context, Entity, EntityField, EntityType, Tag
 from lsp_memory.store.sqlite.changes import _log
+from lsp_memory.store.sqlite.claims import _supersede
 from lsp_memory.store.sqlite.connection import _translated
 from lsp_memory.store.sqlite.entities import Entities
 
@@ -103,10 +104,15 @@ class BulkWrites(Entities):
         return row[0] if row else None
 
     @_translated
-    def write(self, batch: Batch) -> None:
-        """Write ``batch`` in one transaction: all of it or, on any failure, none of it."""
+    def write(self, batch: Batch, *, supersedes: Sequence[str] = (), when: str = "") -> None:
+        """Write ``batch`` in one transaction: all of it or, on any failure, none of it.
+        ``supersedes``: claims the batch's one claim supersedes (a single write), marked in
+        the same transaction, valid until ``when``."""
         with self._write() as db:
             _Writer(db).write(batch)
+            if supersedes:
+                new = batch.claims[0]
+                _supersede(db, new.user, supersedes, new.claim_id, when or new.created_at)
 
 
 def _json_text(value: tuple[str, ...] | dict[str, Any], empty: str) -> str:
