@@ -143,11 +143,12 @@ class App:
 
     def classifier(self) -> Classifier:
         """The claim classifier: the configured command, if any, else the built-in one; its
-        warnings join ``warnings``."""
+        warnings join ``warnings`` (the command line prints them), or in the language server
+        (``background``) go to the log, since nothing there reads ``warnings`` again."""
         return Classifier(
             self.config.classifier_command,
             timeout_s=self.config.classifier_timeout_s,
-            warn=self.warnings.append,
+            warn=None if self.background else self.warnings.append,
         )
 
     def hybrid_search(self) -> HybridSearch:
@@ -172,7 +173,7 @@ class App:
             text=(lambda: self.text_index) if indexed else None,
             searcher=self.hybrid_search,
             pages=self.pages,
-            vectors=self._write_vectors,
+            records=self.records,
         )
 
     def close(self) -> None:

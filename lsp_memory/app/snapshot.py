@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from lsp_memory.config import Config
 from lsp_memory.notes import VaultView
 from lsp_memory.services.annotate import Annotator
-from lsp_memory.services.classify import Classifier
 from lsp_memory.services.completion import Completer
 from lsp_memory.services.describe import Describer
 from lsp_memory.services.records import Records
@@ -30,7 +29,6 @@ from lsp_memory.store.sqlite import Store
 if TYPE_CHECKING:
     from lsp_memory.model import Note
     from lsp_memory.services.context import Assembler
-    from lsp_memory.services.embedding import VectorSide
     from lsp_memory.services.search import HybridSearch
     from lsp_memory.store.fulltext import FullTextIndex
 
@@ -47,8 +45,9 @@ class Snapshot:
     text: Callable[[], FullTextIndex] | None
     searcher: Callable[[], HybridSearch]  # the hybrid search, opened when first asked
     pages: Path  # the folder of generated record pages
-    # The vector side a write compares statements with (None until it is loaded).
-    vectors: Callable[[], VectorSide | None] = lambda: None
+    # Single-record writes on this thread's store (``App.records``: classifier, supersede
+    # rules and vector side wired there): claim add, context add, retract, restore.
+    records: Callable[[], Records]
 
     @property
     def user(self) -> str:
@@ -58,20 +57,6 @@ class Snapshot:
         """The store's last change: anything built from this snapshot is stale once it
         moves (another process's write included)."""
         return self.store.last_change()
-
-    def records(self) -> Records:
-        """Single-record writes (claim add, context add, retract); a failing
-        ``classifier_command`` is logged (stderr in the language server)."""
-        classifier = Classifier(
-            self.config.classifier_command, timeout_s=self.config.classifier_timeout_s
-        )
-        return Records(
-            self.store,
-            self.user,
-            classifier,
-            vectors=self.vectors,
-            supersede=self.config.supersede,
-        )
 
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.user, self.vaults)
