@@ -523,6 +523,88 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+# -- consolidation and review -----------------------------------------------------------------
+
+
+def cmd_consolidate(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.ids import now, timestamp
+
+    if args.undo is not None:
+        undone = app.consolidation().undo(args.undo)
+        print(f"undid run {args.undo}: {undone} change{'s' * (undone != 1)} put back")
+        return 0
+    try:
+        moment = timestamp(args.now) if args.now else now()
+    except ValueError as error:
+        raise UserError(f"--now {args.now!r} is not an ISO 8601 date or time: {error}") from None
+    _sync_indexes(app)
+    report = app.consolidation().run(moment, dry_run=args.dry_run)
+    decided, failed = ([], None) if args.dry_run else app.review().ask_command()
+    for warning in [*app.warnings, *report.warnings, *([failed] if failed else [])]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    app.warnings.clear()
+    if args.json:
+        print(_dumps({**report.to_json(), "decided": [o.message for o in decided]}))
+        return 0
+    _print_consolidation(report.to_json())
+    for outcome in decided:
+        print(f"  {outcome.message}")
+    return 0
+
+
+def _print_consolidation(report: dict[str, Any]) -> None:
+    changes = report["changes"]
+    decayed = {c["claim"] for c in changes if c["reason"].startswith("decay:")}
+    head = "would change" if report["dry_run"] else f"run {report['run_id']}:"
+    print(
+        f"{head} {len(changes)} change{'s' * (len(changes) != 1)} as of {report['now']}: "
+        f"{report['merged']} merged, {report['contradictions']} contradiction"
+        f"{'s' * (report['contradictions'] != 1)}, {report['deprecated']} deprecated, "
+        f"{len(decayed)} decayed, {len(report['review'])} for review"
+    )
+    shown = set()
+    for change in changes:
+        reason = change["reason"]
+        if reason.startswith("decay:") or (change["claim"], reason) in shown:
+            continue
+        shown.add((change["claim"], reason))
+        print(f"  {change['claim']}: {reason}")
+    for item in report["review"]:
+        label = f"review {item['id']}" if item["id"] is not None else "review"
+        print(f"  {label}: {item['reason']}")
+    if report["review"] and not report["dry_run"]:
+        print("decide with `lsp-memory review accept|reject|keep-both ID`")
+    if changes and not report["dry_run"]:
+        print(f"undo with `lsp-memory consolidate --undo {report['run_id']}`")
+
+
+def cmd_review(app: App, args: argparse.Namespace) -> int:
+    review = app.review()
+    if args.decision is not None:
+        if args.item is None:
+            raise UserError(f"review {args.decision} needs the item's ID (`lsp-memory review`)")
+        print(review.decide(args.item, args.decision).message)
+        return 0
+    if args.item is not None:
+        raise UserError("review takes a decision before the ID: accept, reject or keep-both")
+    items = review.items()
+    if args.json:
+        print(_dumps(items))
+        return 0
+    if not items:
+        print("nothing to review")
+    for item in items:
+        stale = " (out of date: its claims changed)" if item["stale"] else ""
+        print(f"{item['id']}. [{item['kind']}] proposed {item['proposal']}{stale}")
+        print(f"   {item['reason']}")
+        for claim in item["claims"]:
+            print(
+                f"   {claim['claim']} ({claim['status']}, {claim['confidence']:g}) "
+                f"{_short(claim['statement'], 64)}"
+            )
+    return 0
+
+
 # -- build-context ----------------------------------------------------------------------------
 
 
@@ -708,6 +790,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="print only the [REFERENCED …] lines (to put back after distilling)",
     )
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+
+    sub = command(
+        commands,
+        "consolidate",
+        cmd_consolidate,
+        "evidence, decay, contradictions, merges and deprecation over your claims",
+    )
+    sub.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
+    sub.add_argument("--now", metavar="ISO-8601", help="the time to consolidate as of")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--undo", metavar="RUN_ID", type=int, help="put back what a run changed")
+
+    sub = command(commands, "review", cmd_review, "list or decide consolidation's review items")
+    sub.add_argument("decision", nargs="?", choices=["accept", "reject", "keep-both"])
+    sub.add_argument("item", metavar="ID", nargs="?", type=int, help="the item's number")
+    sub.add_argument("--json", action="store_true", help="print JSON")
 
     sub = command(commands, "resolve", cmd_resolve, "resolve references (SPEC §2)")
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")

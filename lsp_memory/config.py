@@ -109,6 +109,12 @@ class Config:
     # Claim type → how a new claim of that type supersedes older ones (``SUPERSEDE_RULES``);
     # types left out follow the built-in rule. Left out of the hash, as ``severities``.
     supersede: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    # A program that decides consolidation's review items (a local LLM, say), asked once per
+    # run; unset, the items wait for the user.
+    review_command: str | None = None
+    review_timeout_s: float = 30.0
+    # How often the language server consolidates in the background, in seconds (None: never).
+    consolidate_every: float | None = None
     source: Path | None = None  # the config file read, if any
 
 
@@ -154,6 +160,28 @@ def _milliseconds(value: object, _base: Path) -> int:
 def _seconds(value: object, _base: Path) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise TypeError("expected a positive number of seconds")
+    return float(value)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def _every(value: object, _base: Path) -> float | None:
+    """A period: seconds, or a number with a unit (``90s``, ``30m``, ``24h``, ``7d``);
+    ``0`` or ``"off"`` for never."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("off", "never", "0"):
+            return None
+        number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "s")
+        if number.replace(".", "", 1).isdigit():
+            value = float(number) * _UNITS[unit]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise TypeError('expected seconds or a period such as "30m", "24h", "7d" (or "off")')
+    if value == 0:
+        return None
+    if value < 60:
+        raise TypeError("expected a period of at least a minute")
     return float(value)
 
 
@@ -254,6 +282,9 @@ _PARSERS = {
     "classifier_command": _text,
     "classifier_timeout_s": _seconds,
     "supersede": _supersede,
+    "review_command": _text,
+    "review_timeout_s": _seconds,
+    "consolidate_every": _every,
 }
 
 

@@ -24,9 +24,11 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
 from lsp_memory.services.classify import Classifier
+from lsp_memory.services.consolidate import Consolidation
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import IndexKeeper, IndexReport
 from lsp_memory.services.records import Records
+from lsp_memory.services.review import Review
 from lsp_memory.services.search import HybridSearch
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
@@ -149,6 +151,21 @@ class App:
             self.config.classifier_command,
             timeout_s=self.config.classifier_timeout_s,
             warn=None if self.background else self.warnings.append,
+        )
+
+    def consolidation(self) -> Consolidation:
+        """Consolidation and its undoing for this user, with the vector side (in the language
+        server, the indexing thread's: only that thread runs it)."""
+        side = self.loaded_vectors if self.background else self.vectors
+        return Consolidation(self.store, self.config.user, side)
+
+    def review(self) -> Review:
+        """This user's review items and decisions, with the configured ``review_command``."""
+        return Review(
+            self.store,
+            self.config.user,
+            command=self.config.review_command,
+            timeout_s=self.config.review_timeout_s,
         )
 
     def hybrid_search(self) -> HybridSearch:

@@ -19,14 +19,14 @@ import json
 import logging
 import math
 import re
-import shlex
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from lsp_memory.services.command import CommandFailed, ask
 
 CATEGORIES = (
     "identity",
@@ -571,40 +571,11 @@ class Classifier:
 
     def _ask(self, texts: Sequence[str]) -> list[Mapping[str, Any]]:
         assert self.command
-        try:
-            argv = shlex.split(self.command)
-        except ValueError as error:
-            raise CommandFailed(f"cannot parse the command: {error}") from None
-        batch = json.dumps([{"text": text} for text in texts], ensure_ascii=False)
-        try:
-            done = subprocess.run(
-                argv,
-                input=batch,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise CommandFailed(f"no answer within {self.timeout_s:g} s") from None
-        except OSError as error:
-            raise CommandFailed(f"cannot run {argv[0] if argv else '(empty)'}: {error}") from None
-        if done.returncode != 0:
-            last = done.stderr.strip().splitlines()[-1:] or [""]
-            reason = f": {last[0][:200]}" if last[0] else ""
-            raise CommandFailed(f"exit status {done.returncode}{reason}")
-        return _answers(done.stdout, len(texts))
+        batch = [{"text": text} for text in texts]
+        return _answers(ask(self.command, batch, self.timeout_s), len(texts))
 
 
-class CommandFailed(Exception):
-    """The external classifier gave no usable answer; the message says why."""
-
-
-def _answers(output: str, expected: int) -> list[Mapping[str, Any]]:
-    try:
-        answers = json.loads(output)
-    except json.JSONDecodeError:
-        raise CommandFailed(f"output is not JSON: {output.strip()[:60]!r}") from None
+def _answers(answers: Any, expected: int) -> list[Mapping[str, Any]]:
     if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
         raise CommandFailed('output is not a JSON list of {"category": …} objects')
     if len(answers) != expected:

@@ -150,7 +150,76 @@ ALTER TABLE claims ADD COLUMN evidence_count INTEGER NOT NULL DEFAULT 0
     CHECK (evidence_count >= 0);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+# Version 4: memory that maintains itself. `evidence_at` is the time of a claim's newest
+# evidence (an episode that supports it). `episodes` are conversation turns, per user, never
+# edited. A consolidation or a review decision is a `run`; `run_changes` holds every field it
+# changed with the value before and after (JSON), so `consolidate --undo` can put them back.
+# `review_items` wait for a decision; `pair` (the sorted claim ids) keeps an item from being
+# raised twice. A run's marks are the last episode and claim rows it saw: the next run looks
+# at what came after. Runs, items and their numbers are per user.
+V4 = """
+ALTER TABLE claims ADD COLUMN evidence_at TEXT;
+
+CREATE TABLE episodes (
+    id INTEGER PRIMARY KEY,
+    episode_id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    session_id TEXT,
+    role TEXT NOT NULL DEFAULT 'user',
+    text TEXT NOT NULL CHECK (text <> ''),
+    occurred_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX episodes_user ON episodes (user, id);
+
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    number INTEGER NOT NULL CHECK (number > 0),
+    kind TEXT NOT NULL CHECK (kind IN ('consolidate', 'review')),
+    now TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    episode_mark INTEGER NOT NULL DEFAULT 0,
+    claim_mark INTEGER NOT NULL DEFAULT 0,
+    summary TEXT NOT NULL DEFAULT '{}',
+    undone_at TEXT,
+    UNIQUE (user, number)
+);
+
+CREATE TABLE run_changes (
+    run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    pos INTEGER NOT NULL,
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    field TEXT NOT NULL,
+    before TEXT NOT NULL,
+    after TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (run, pos)
+) WITHOUT ROWID;
+
+CREATE TABLE review_items (
+    id INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    number INTEGER NOT NULL CHECK (number > 0),
+    run INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('contradiction', 'merge')),
+    claims TEXT NOT NULL,
+    pair TEXT NOT NULL,
+    proposal TEXT NOT NULL CHECK (proposal IN ('MERGE', 'KEEP_BOTH', 'CONTRADICTION')),
+    reason TEXT NOT NULL,
+    state TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open' CHECK (status IN
+        ('open', 'accepted', 'rejected', 'kept-both', 'withdrawn')),
+    decided_by INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (user, number)
+);
+CREATE INDEX review_items_user ON review_items (user, status);
+CREATE INDEX review_items_pair ON review_items (user, pair);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

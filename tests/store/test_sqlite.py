@@ -278,7 +278,7 @@ def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Pat
             (USER,),
         )
     with open_store(tmp_path) as upgraded:
-        assert upgraded.schema_version == SCHEMA_VERSION == 3
+        assert upgraded.schema_version == SCHEMA_VERSION == 4
         [claim] = upgraded.claims(USER)
         assert (claim.statement, claim.derived_from, claim.evidence_count) == ("kept", (), 0)
         added = add_record(

@@ -9,6 +9,8 @@ of one part per record kind, each in its module, all sharing the connection:
   ``entities``: reads, and the few in-place updates
 - ``changes``: the change log the derived indexes follow, and records read by row
 - ``rename``: a new friendly id for any record; ``writer``: batches of new records (imports)
+- ``lifecycle``: consolidation's reads, runs (changes with before/after, undone exactly),
+  review items, episodes
 
 Every method that reads or writes records takes the user and never returns another user's.
 """
@@ -30,6 +32,16 @@ from lsp_memory.store.sqlite.connection import (
 )
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
+from lsp_memory.store.sqlite.lifecycle import (
+    ClaimState,
+    Episode,
+    FieldChange,
+    Lifecycle,
+    NewItem,
+    ReviewItem,
+    Run,
+    StaleError,
+)
 from lsp_memory.store.sqlite.rename import Renames
 from lsp_memory.store.sqlite.tiers import Tiers
 from lsp_memory.store.sqlite.writer import Batch, BulkWrites, UserKeys
@@ -40,6 +52,13 @@ __all__ = [
     "STORE_FILE",
     "Batch",
     "Change",
+    "ClaimState",
+    "Episode",
+    "FieldChange",
+    "NewItem",
+    "ReviewItem",
+    "Run",
+    "StaleError",
     "Store",
     "UserKeys",
     "describe",
@@ -49,7 +68,7 @@ __all__ = [
 
 
 # BulkWrites comes before Entities: it is one (its ``keys`` reads the entity types).
-class Store(Claims, Tiers, Contexts, BulkWrites, Entities, ChangeLog, Renames):
+class Store(Claims, Tiers, Contexts, BulkWrites, Entities, ChangeLog, Renames, Lifecycle):
     """An open store. Not shared between threads; open one per thread or process."""
 
 

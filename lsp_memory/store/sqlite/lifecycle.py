@@ -1,0 +1,449 @@
+"""Memory that maintains itself: what consolidation reads (the live claims' state, episodes,
+the last run), and runs — a consolidation or a review decision — written as one transaction
+with every field they change, before and after, so a run can be undone exactly; and the
+review items runs raise."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsp_memory.store.sqlite.changes import _log_rows
+from lsp_memory.store.sqlite.connection import StoreBase, _translated
+from lsp_memory.store.sqlite.rows import _LIVE
+
+FIELDS = frozenset(
+    {
+        "status",
+        "confidence",
+        "merged_into",
+        "superseded_by",
+        "valid_to",
+        "derived_from",
+        "evidence_count",
+        "evidence_at",
+    }
+)
+"""The claim fields a run may change."""
+
+
+@dataclass(slots=True)
+class ClaimState:
+    """What consolidation needs of one live claim (no links: 100k of these are read)."""
+
+    row: int
+    claim_id: str
+    number: int
+    statement: str
+    category: str
+    status: str
+    confidence: float
+    pinned: bool
+    created_at: str
+    updated_at: str
+    evidence_at: str | None
+    derived_from: tuple[str, ...]
+    evidence_count: int
+    merged_into: str | None = None
+    superseded_by: str | None = None
+    valid_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One conversation turn, as stored."""
+
+    row: int
+    episode_id: str
+    user: str
+    session_id: str | None
+    role: str
+    text: str
+    occurred_at: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field of one claim changed by a run; values are as JSON gives them back."""
+
+    claim_row: int
+    field: str
+    before: Any
+    after: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """A review item a run raises: ``claims`` by id, the proposed winner first."""
+
+    kind: str  # contradiction, merge
+    claims: tuple[str, ...]
+    proposal: str  # MERGE, KEEP_BOTH, CONTRADICTION
+    reason: str
+    state: dict[str, str]  # claim id → its status when raised
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    number: int
+    kind: str
+    now: str
+    created_at: str
+    episode_mark: int
+    claim_mark: int
+    summary: dict[str, Any]
+    undone_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    number: int
+    run: int  # the raising run's number
+    kind: str
+    claims: tuple[str, ...]
+    proposal: str
+    reason: str
+    state: dict[str, str]
+    status: str
+    created_at: str
+
+
+def pair_key(claim_ids: Iterable[str]) -> str:
+    """The key of a set of claims: an item is never raised twice for the same set."""
+    return " ".join(sorted(claim_ids))
+
+
+_RUN_COLUMNS = "number, kind, now, created_at, episode_mark, claim_mark, summary, undone_at"
+_ITEM_COLUMNS = (
+    "i.number, r.number, i.kind, i.claims, i.proposal, i.reason, i.state, i.status, i.created_at"
+)
+
+
+def _run(row: Sequence[Any]) -> Run:
+    return Run(row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7])
+
+
+def _item(row: Sequence[Any]) -> ReviewItem:
+    return ReviewItem(
+        row[0],
+        row[1],
+        row[2],
+        tuple(json.loads(row[3])),
+        row[4],
+        row[5],
+        json.loads(row[6]),
+        row[7],
+        row[8],
+    )
+
+
+class Lifecycle(StoreBase):
+    """Consolidation's reads, runs and their undoing, review items, episodes."""
+
+    @_translated
+    def claim_states(self, user: str, claim_ids: Sequence[str] | None = None) -> list[ClaimState]:
+        """The user's live claims as consolidation sees them, by number; with ``claim_ids``,
+        just those claims, whatever their status."""
+        sql = (
+            "SELECT c.id, c.claim_id, c.number, c.statement, coalesce(t.type, 'fact'), "
+            "c.status, c.confidence, c.pinned, c.created_at, c.updated_at, c.evidence_at, "
+            "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to "
+            "FROM claims c "
+            "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 WHERE c.user = ? "
+        )
+        params: tuple[Any, ...] = (user,)
+        if claim_ids is None:
+            sql += f"AND c.status IN {_LIVE} "
+        else:
+            sql += "AND c.claim_id IN (SELECT value FROM json_each(?)) "
+            params += (json.dumps(list(claim_ids)),)
+        return [
+            ClaimState(
+                row=r[0],
+                claim_id=r[1],
+                number=r[2],
+                statement=r[3],
+                category=r[4],
+                status=r[5],
+                confidence=r[6],
+                pinned=bool(r[7]),
+                created_at=r[8],
+                updated_at=r[9],
+                evidence_at=r[10],
+                derived_from=tuple(json.loads(r[11])),
+                evidence_count=r[12],
+                merged_into=r[13],
+                superseded_by=r[14],
+                valid_to=r[15],
+            )
+            for r in self._db.execute(sql + "ORDER BY c.number", params)
+        ]
+
+    @_translated
+    def claim_statuses(self, user: str, claim_ids: Iterable[str]) -> dict[str, str]:
+        """The current status of each of ``claim_ids`` the user has."""
+        wanted = json.dumps(list(claim_ids))
+        rows = self._db.execute(
+            "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+            "(SELECT value FROM json_each(?))",
+            (user, wanted),
+        )
+        return {row[0]: row[1] for row in rows}
+
+    # -- episodes ---------------------------------------------------------------------------
+
+    @_translated
+    def add_episodes(self, episodes: Sequence[Episode]) -> None:
+        """Store new episodes in one transaction (their ``row`` is assigned here)."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO episodes (episode_id, user, session_id, role, text, occurred_at, "
+                "created_at) VALUES (?,?,?,?,?,?,?)",
+                [
+                    (
+                        e.episode_id,
+                        e.user,
+                        e.session_id,
+                        e.role,
+                        e.text,
+                        e.occurred_at,
+                        e.created_at,
+                    )
+                    for e in episodes
+                ],
+            )
+
+    @_translated
+    def episodes_after(self, user: str, row: int) -> list[Episode]:
+        """The user's episodes stored after row ``row``, oldest first by time."""
+        rows = self._db.execute(
+            "SELECT id, episode_id, user, session_id, role, text, occurred_at, created_at "
+            "FROM episodes WHERE user = ? AND id > ? ORDER BY occurred_at, id",
+            (user, row),
+        )
+        return [Episode(*r) for r in rows]
+
+    @_translated
+    def last_rows(self) -> tuple[int, int]:
+        """The last episode and claim rows (any user): a run's marks."""
+        row = self._db.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM episodes), "
+            "(SELECT coalesce(max(id), 0) FROM claims)"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    # -- runs -------------------------------------------------------------------------------
+
+    @_translated
+    def last_run(self, user: str, kind: str = "consolidate") -> Run | None:
+        """The user's latest run of ``kind`` that was not undone."""
+        row = self._db.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE user = ? AND kind = ? AND undone_at IS NULL "
+            "ORDER BY number DESC LIMIT 1",
+            (user, kind),
+        ).fetchone()
+        return _run(row) if row else None
+
+    @_translated
+    def run(self, user: str, number: int) -> Run | None:
+        row = self._db.execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE user = ? AND number = ?", (user, number)
+        ).fetchone()
+        return _run(row) if row else None
+
+    @_translated
+    def run_changes(self, user: str, number: int) -> list[tuple[int, str, Any, Any, str]]:
+        """``(claim number, field, before, after, reason)`` of a run, in the order made."""
+        rows = self._db.execute(
+            "SELECT c.number, x.field, x.before, x.after, x.reason FROM runs r "
+            "JOIN run_changes x ON x.run = r.id JOIN claims c ON c.id = x.claim "
+            "WHERE r.user = ? AND r.number = ? ORDER BY x.pos",
+            (user, number),
+        )
+        return [(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4]) for r in rows]
+
+    @_translated
+    def record_run(
+        self,
+        user: str,
+        *,
+        kind: str,
+        now: str,
+        created_at: str,
+        changes: Sequence[FieldChange],
+        items: Sequence[NewItem] = (),
+        episode_mark: int = 0,
+        claim_mark: int = 0,
+        summary: dict[str, Any] | None = None,
+        decides: tuple[int, str] | None = None,
+        expected: dict[str, str] | None = None,
+        withdraw: Iterable[int] = (),
+    ) -> int:
+        """Apply ``changes`` and raise ``items`` as one run, all or nothing; its number.
+
+        ``decides``: (review item number, its new status), for a review decision.
+        ``expected``: claim id → status each must still have (else ``StaleError``, nothing
+        written): a decision on claims changed since is refused. ``withdraw``: numbers of
+        open items to close as ``withdrawn`` (their claims changed since)."""
+        with self._write() as db:
+            if expected:
+                found = dict(
+                    db.execute(
+                        "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+                        "(SELECT value FROM json_each(?))",
+                        (user, json.dumps(list(expected))),
+                    ).fetchall()
+                )
+                for claim_id, status in expected.items():
+                    if found.get(claim_id) != status:
+                        raise StaleError(claim_id, status, found.get(claim_id))
+            number = _next_number(db, "runs", user)
+            cursor = db.execute(
+                "INSERT INTO runs (user, number, kind, now, created_at, episode_mark, claim_mark, "
+                "summary) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    user,
+                    number,
+                    kind,
+                    now,
+                    created_at,
+                    episode_mark,
+                    claim_mark,
+                    json.dumps(summary or {}),
+                ),
+            )
+            run_row = cursor.lastrowid
+            _apply(db, [(c.claim_row, c.field, c.after) for c in changes])
+            db.executemany(
+                "INSERT INTO run_changes VALUES (?,?,?,?,?,?,?)",
+                [
+                    (run_row, pos, c.claim_row, c.field, _dump(c.before), _dump(c.after), c.reason)
+                    for pos, c in enumerate(changes)
+                ],
+            )
+            first = _next_number(db, "review_items", user)
+            db.executemany(
+                "INSERT INTO review_items (user, number, run, kind, claims, pair, proposal, "
+                "reason, state, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        user,
+                        first + i,
+                        run_row,
+                        item.kind,
+                        json.dumps(list(item.claims)),
+                        pair_key(item.claims),
+                        item.proposal,
+                        item.reason,
+                        json.dumps(item.state, sort_keys=True),
+                        created_at,
+                    )
+                    for i, item in enumerate(items)
+                ],
+            )
+            if decides is not None:
+                db.execute(
+                    "UPDATE review_items SET status = ?, decided_by = ? "
+                    "WHERE user = ? AND number = ?",
+                    (decides[1], run_row, user, decides[0]),
+                )
+            db.executemany(
+                "UPDATE review_items SET status = 'withdrawn' WHERE user = ? AND number = ? "
+                "AND status = 'open'",
+                [(user, n) for n in withdraw],
+            )
+            _log_rows(db, "claim", {c.claim_row for c in changes})
+            return number
+
+    @_translated
+    def undo_run(self, user: str, number: int, when: str) -> int:
+        """Put back every field the run changed, newest change first; close the items it
+        raised and reopen the one it decided. Returns how many changes were undone."""
+        with self._write() as db:
+            row = db.execute(
+                "SELECT id FROM runs WHERE user = ? AND number = ? AND undone_at IS NULL",
+                (user, number),
+            ).fetchone()
+            if row is None:
+                return -1
+            run_row = row[0]
+            changes = db.execute(
+                "SELECT claim, field, before FROM run_changes WHERE run = ? ORDER BY pos DESC",
+                (run_row,),
+            ).fetchall()
+            _apply(db, [(claim, field, json.loads(before)) for claim, field, before in changes])
+            db.execute("UPDATE runs SET undone_at = ? WHERE id = ?", (when, run_row))
+            db.execute(
+                "UPDATE review_items SET status = 'withdrawn' WHERE run = ? AND status = 'open'",
+                (run_row,),
+            )
+            db.execute(
+                "UPDATE review_items SET status = 'open', decided_by = NULL WHERE decided_by = ?",
+                (run_row,),
+            )
+            _log_rows(db, "claim", {claim for claim, _, _ in changes})
+            return len(changes)
+
+    # -- review items -----------------------------------------------------------------------
+
+    @_translated
+    def review_items(self, user: str, *, status: str | None = "open") -> list[ReviewItem]:
+        """The user's review items (by default the open ones), by number."""
+        sql = (
+            f"SELECT {_ITEM_COLUMNS} FROM review_items i JOIN runs r ON r.id = i.run "
+            "WHERE i.user = ?"
+        )
+        params: list[Any] = [user]
+        if status is not None:
+            sql += " AND i.status = ?"
+            params.append(status)
+        return [_item(row) for row in self._db.execute(sql + " ORDER BY i.number", params)]
+
+    @_translated
+    def review_item(self, user: str, number: int) -> ReviewItem | None:
+        row = self._db.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM review_items i JOIN runs r ON r.id = i.run "
+            "WHERE i.user = ? AND i.number = ?",
+            (user, number),
+        ).fetchone()
+        return _item(row) if row else None
+
+    @_translated
+    def review_pairs(self, user: str) -> set[str]:
+        """The claim sets items were raised for (any status but withdrawn)."""
+        rows = self._db.execute(
+            "SELECT pair FROM review_items WHERE user = ? AND status <> 'withdrawn'", (user,)
+        )
+        return {row[0] for row in rows}
+
+
+class StaleError(Exception):
+    """A review decision on claims that changed since the item was raised."""
+
+    def __init__(self, claim_id: str, expected: str, found: str | None) -> None:
+        super().__init__(claim_id)
+        self.claim_id = claim_id
+        self.expected = expected
+        self.found = found
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
+
+
+def _apply(db: sqlite3.Connection, updates: Sequence[tuple[int, str, Any]]) -> None:
+    for claim_row, field, value in updates:
+        if field not in FIELDS:
+            raise ValueError(f"a run may not change {field!r}")
+        stored = json.dumps(list(value)) if field == "derived_from" else value
+        db.execute(f"UPDATE claims SET {field} = ? WHERE id = ?", (stored, claim_row))
+
+
+def _next_number(db: sqlite3.Connection, table: str, user: str) -> int:
+    row = db.execute(f"SELECT coalesce(max(number), 0) FROM {table} WHERE user = ?", (user,))
+    return int(row.fetchone()[0]) + 1
