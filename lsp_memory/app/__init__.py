@@ -191,6 +191,7 @@ class App:
             searcher=self.hybrid_search,
             pages=self.pages,
             records=self.records,
+            reviewer=self.review,
         )
 
     def close(self) -> None:

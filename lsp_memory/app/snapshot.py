@@ -24,6 +24,7 @@ from lsp_memory.services.records import Records
 from lsp_memory.services.references import ReferenceFinder
 from lsp_memory.services.rename import Renamer
 from lsp_memory.services.resolver import Resolver
+from lsp_memory.services.review import Review
 from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class Snapshot:
     # Single-record writes on this thread's store (``App.records``: classifier, supersede
     # rules and vector side wired there): claim add, context add, retract, restore.
     records: Callable[[], Records]
+    # Consolidation's review items and decisions (``App.review``).
+    reviewer: Callable[[], Review]
 
     @property
     def user(self) -> str:

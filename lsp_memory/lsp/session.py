@@ -8,7 +8,8 @@ Three kinds of thread share one ``App`` (each with its own SQLite connection):
 - ``REQUEST_WORKERS`` worker threads answer the slow ones (code lens, buildContext,
   references, rename, workspace symbols, diagnostics) through ``run``, so completion and
   hover never wait behind them;
-- the indexing thread is the one writer of the vaults and the indexes (``App.keeper``).
+- the indexing thread is the one writer of the vaults and the indexes (``App.keeper``), and
+  consolidates every ``consolidate_every`` when that is set.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Session:
         self.generation = 0  # counts background syncs that changed what requests may read
         self.index_error: str | None = None
         self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
+        self.on_info: Callable[[str], None] | None = None  # reports a background consolidation
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self._files = threading.Event()  # the vaults changed: rescan on the next sync
@@ -185,12 +187,43 @@ class Session:
                     stop=lambda: self._wake.is_set() or self._stop.is_set()
                 ):
                     self.generation += 1
+                if keeper.text.writable and self._consolidation_due():
+                    self._consolidate()
             except Exception as error:
                 self.index_error = f"index sync failed: {error}"
                 if self.on_error is not None:
                     self.on_error(self.index_error)
             self._wake.wait(timeout=SYNC_SECONDS)
             self._wake.clear()
+
+    def _consolidation_due(self) -> bool:
+        """Whether ``consolidate_every`` has passed since the user's last consolidation
+        (by anyone: the command line, cron or a server). Only the index writer consolidates,
+        so two servers on one store do not both run it."""
+        every = self.config.consolidate_every
+        if every is None or self._wake.is_set() or self._stop.is_set():
+            return False
+        return self.app.consolidation().due(every)
+
+    def _consolidate(self) -> None:
+        """One consolidation in the indexing thread (it owns the vector side), then the
+        ``review_command``, if any; what it did goes to the log."""
+        report = self.app.consolidation().run(self.app.consolidation().clock())
+        summary = report.to_json()
+        message = (
+            f"lsp-memory: consolidated (run {report.run_id}): {len(report.changes)} changes, "
+            f"{summary['merged']} merged, {summary['contradictions']} contradictions, "
+            f"{summary['deprecated']} deprecated, {len(report.review)} for review"
+        )
+        decided, failed = self.app.review().ask_command()
+        lines = [message, *report.warnings, *(o.message for o in decided)]
+        if failed:
+            lines.append(failed)
+        if self.on_info is not None:
+            for line in lines:
+                self.on_info(line)
+        if report.changes or decided:
+            self.generation += 1
 
     def note_edited(self, path: Path, text: str | None) -> None:
         """An open document's text, to index in place of its file if it is a note in a

@@ -180,6 +180,13 @@ class Consolidation:
             entry["id"] = item.number
         return report
 
+    def due(self, every: float) -> bool:
+        """Whether ``every`` seconds have passed since the user's last consolidation."""
+        last = self.store.last_run(self.user)
+        if last is None:
+            return True
+        return (_parse(self.clock()) - _parse(last.created_at)).total_seconds() >= every
+
     def undo(self, run_id: int) -> int:
         """Put back what run ``run_id`` changed; how many changes. ``UserError`` for an
         unknown run or one already undone."""

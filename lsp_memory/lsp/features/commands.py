@@ -1,6 +1,6 @@
 """``workspace/executeCommand``: ``lspMemory.search``, ``lspMemory.addClaim``,
 ``lspMemory.rememberSelection`` (what the "Remember selection" code actions run),
-``lspMemory.reindex`` and ``lspMemory.buildContext``.
+``lspMemory.reindex``, ``lspMemory.buildContext`` and ``lspMemory.review``.
 
 ``buildContext`` returns the context block's JSON (SPEC §6), built by the same service as
 ``lsp-memory build-context``; it and ``search`` run in a worker thread.
@@ -27,6 +27,7 @@ from lsp_memory.lsp.convert import (
     workspace_edit,
 )
 from lsp_memory.services.interchange import claim_record
+from lsp_memory.services.review import VERBS
 from lsp_memory.services.search import SHOWN_STATUSES, hit_record
 
 if TYPE_CHECKING:
@@ -175,6 +176,24 @@ def register(server: MemoryServer) -> None:
         return await session.run(
             lambda reads: session.build_context(reads, document, buffers, **chosen).to_json()
         )
+
+    @command("lspMemory.review")
+    async def review(ls: LanguageServer, *args: Any) -> Any:
+        """No arguments: the open review items, as ``lsp-memory review --json`` gives them.
+        Arguments ``decision, id`` (accept, reject or keep-both, and an item's number):
+        decide it, answering ``{"item", "run_id", "message"}``."""
+        session = _session(ls)
+        if not args:
+            return await session.run(lambda reads: reads.reviewer().items())
+        verb = args[0]
+        number = args[1] if len(args) > 1 else None
+        if verb not in VERBS:
+            raise UserError(f"decision must be one of {', '.join(VERBS)}, not {verb!r}")
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise UserError("the second argument must be the item's number")
+        outcome = await session.run(lambda reads: reads.reviewer().decide(number, verb))
+        session.poke()
+        return {"item": outcome.item, "run_id": outcome.run_id, "message": outcome.message}
 
 
 def _range(value: Any) -> types.Range:

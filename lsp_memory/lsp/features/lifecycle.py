@@ -138,7 +138,12 @@ async def _start(ls: MemoryServer, session: Session) -> None:
         params = types.LogMessageParams(type=types.MessageType.Error, message=message)
         loop.call_soon_threadsafe(ls.window_log_message, params)
 
+    def told(message: str) -> None:
+        params = types.LogMessageParams(type=types.MessageType.Info, message=message)
+        loop.call_soon_threadsafe(ls.window_log_message, params)
+
     session.on_error = failed
+    session.on_info = told
     session.start_indexing(progress, finished)
 
 

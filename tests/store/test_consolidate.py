@@ -1,0 +1,213 @@
+"""Consolidation over a real store with the real embedding model: evidence, decay,
+contradictions, merges and deprecation, each change recorded, the same run twice changing
+nothing, a dry run writing nothing, incremental runs, and undo putting back exactly what a
+run changed."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_memory.app import App
+from lsp_memory.config import Config
+from lsp_memory.errors import UserError
+from lsp_memory.model import Claim
+from lsp_memory.services.interchange import add_record
+from lsp_memory.store.sqlite import STORE_FILE, Episode
+
+USER = "ann"
+DAY1 = "2026-01-01T00:00:00.000000Z"
+DAY10 = "2026-01-10T00:00:00.000000Z"
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[App]:
+    opened = App(Config(store=tmp_path / "store", user=USER, cache=tmp_path / "cache"))
+    yield opened
+    opened.close()
+
+
+def add(app: App, statement: str, claim_type: str, **fields: Any) -> Claim:
+    record = {
+        "kind": "claim",
+        "statement": statement,
+        "claim_type": claim_type,
+        "confidence": 0.9,
+        "created_at": DAY1,
+        **fields,
+    }
+    return add_record(app.store, record, user=USER).claims[0]
+
+
+def claim(app: App, number: int) -> Claim:
+    found = app.store.claim_by_number(USER, number)
+    assert found is not None
+    return found
+
+
+def claims_table(app: App) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(app.config.store / STORE_FILE) as db:
+        return db.execute("SELECT * FROM claims ORDER BY id").fetchall()
+
+
+def episode(app: App, key: str, text: str, when: str) -> None:
+    app.store.add_episodes([Episode(0, key, USER, None, "user", text, when, when)])
+
+
+def test_an_episode_is_evidence_once(app: App) -> None:
+    add(app, "I live in Lyon", "identity", confidence=0.8)
+    episode(app, "ep-1", "I live in Lyon, France", "2026-01-05T00:00:00Z")
+    episode(app, "ep-2", "My cat is called Miso", "2026-01-05T00:00:00Z")
+    report = app.consolidation().run("2026-01-05T00:00:00.000000Z")
+    lyon = claim(app, 1)
+    assert lyon.confidence == pytest.approx(0.8 + 0.05 * 0.2, abs=1e-4)
+    assert lyon.derived_from == ("ep-1",)  # the unrelated episode is not evidence
+    assert lyon.evidence_count == 1
+    fields = [c["field"] for c in report.changes if c["reason"].startswith("evidence")]
+    assert fields == ["confidence", "derived_from", "evidence_count", "evidence_at"]
+    # An episode no newer than the claim's last evidence does not count.
+    episode(app, "ep-0", "I live in Lyon", "2026-01-02T00:00:00Z")
+    again = app.consolidation().run("2026-01-05T00:00:00.000000Z")
+    assert again.changes == []
+    assert claim(app, 1).evidence_count == 1
+
+
+def test_decay_follows_the_days_since_the_later_of_creation_evidence_and_last_run(
+    app: App,
+) -> None:
+    add(app, "I am learning Portuguese", "goal", confidence=0.9)
+    add(app, "My passport number ends in 42", "identity", confidence=0.9, pinned=True)
+    app.consolidation().run(DAY10)
+    assert claim(app, 1).confidence == pytest.approx(round(0.9 * math.exp(-0.09), 4))
+    assert claim(app, 2).confidence == 0.9  # pinned claims do not decay
+    before = claims_table(app)
+    assert app.consolidation().run(DAY10).changes == []  # the same now: nothing
+    assert claims_table(app) == before
+    app.consolidation().run("2026-01-20T00:00:00.000000Z")  # ten more days since the run
+    expected = round(round(0.9 * math.exp(-0.09), 4) * math.exp(-0.1), 4)
+    assert claim(app, 1).confidence == pytest.approx(expected)
+
+
+def test_contradicting_claims_are_halved_contested_and_raised_for_review(app: App) -> None:
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity", created_at="2026-01-03T00:00:00Z")
+    add(app, "I don't like dark roast coffee", "preference")
+    add(app, "I like light roast coffee", "preference")
+    report = app.consolidation().run(DAY1)
+    assert report.contradictions == 1
+    first, second = claim(app, 1), claim(app, 2)
+    assert (first.status, second.status) == ("contested", "contested")
+    assert first.confidence == pytest.approx(0.45)
+    assert second.confidence == pytest.approx(0.45)
+    assert (claim(app, 3).status, claim(app, 4).status) == ("active", "active")
+    [item] = report.review
+    assert (item["kind"], item["claims"], item["proposal"]) == (
+        "contradiction",
+        ["#2", "#1"],  # the newer first: proposed to replace the older
+        "CONTRADICTION",
+    )
+    assert item["id"] == 1
+    assert app.consolidation().run(DAY1).review == []  # never raised twice
+
+
+def test_paraphrases_merge_with_their_lineage(app: App) -> None:
+    winner = add(app, "I like dark roast coffee", "preference", evidence_count=2)
+    loser = add(
+        app,
+        "I really love dark roast coffee",
+        "preference",
+        confidence=0.8,
+        evidence_count=1,
+        derived_from=["ep-7"],
+    )
+    report = app.consolidation().run(DAY1)
+    assert report.merged == 1
+    merged, kept = claim(app, 2), claim(app, 1)
+    assert merged.status == "merged"
+    assert merged.merged_into == winner.claim_id
+    assert kept.status == "active"
+    assert kept.derived_from == (loser.claim_id, "ep-7")
+    assert kept.evidence_count == 3
+
+
+def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
+    add(app, "My budget for the trip is £1,500", "constraint")
+    add(app, "My budget for the trip is £2,000", "constraint")
+    report = app.consolidation().run(DAY1)
+    assert report.merged == 0
+    [item] = report.review
+    assert (item["kind"], item["proposal"]) == ("merge", "KEEP_BOTH")
+    assert "1500" in item["reason"] or "2000" in item["reason"]
+    assert {claim(app, 1).status, claim(app, 2).status} == {"active"}
+
+
+def test_no_merge_unless_one_claim_is_confident(app: App) -> None:
+    add(app, "I like dark roast coffee", "preference", confidence=0.6)
+    add(app, "I really love dark roast coffee", "preference", confidence=0.55)
+    assert app.consolidation().run(DAY1).merged == 0
+
+
+def test_low_confidence_is_deprecated(app: App) -> None:
+    add(app, "I once tried skydiving", "identity", confidence=0.31)
+    report = app.consolidation().run(DAY10)
+    assert report.deprecated == 1
+    assert claim(app, 1).status == "deprecated"
+
+
+def test_a_dry_run_writes_nothing(app: App) -> None:
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    before = claims_table(app)
+    report = app.consolidation().run(DAY10, dry_run=True)
+    assert report.run_id is None and report.changes and report.review
+    assert claims_table(app) == before
+    assert app.store.last_run(USER) is None
+    assert app.store.review_items(USER) == []
+
+
+def test_an_incremental_run_compares_new_claims_with_old_ones(app: App) -> None:
+    old = add(app, "I like dark roast coffee", "preference")
+    assert app.consolidation().run(DAY1).merged == 0
+    add(app, "I really love dark roast coffee", "preference", confidence=0.7)
+    assert app.consolidation().run(DAY1).merged == 1
+    assert claim(app, 2).merged_into == old.claim_id
+
+
+def test_undo_puts_back_exactly_what_the_run_changed(app: App) -> None:
+    add(app, "I like dark roast coffee", "preference")
+    add(app, "I really love dark roast coffee", "preference", confidence=0.8)
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    add(app, "I once tried skydiving", "identity", confidence=0.31)
+    before = claims_table(app)
+    report = app.consolidation().run(DAY10)
+    assert report.merged and report.contradictions and report.deprecated
+    assert app.consolidation().undo(report.run_id or 0) == len(report.changes)
+    assert claims_table(app) == before
+    assert app.store.review_items(USER) == []  # the run's items are withdrawn
+    with pytest.raises(UserError, match="already undone"):
+        app.consolidation().undo(report.run_id or 0)
+    with pytest.raises(UserError, match="no run 99"):
+        app.consolidation().undo(99)
+    # Undone, the run no longer counts: the next one does it all again.
+    assert app.consolidation().run(DAY10).merged == 1
+
+
+def test_runs_and_items_are_per_user(app: App, tmp_path: Path) -> None:
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    app.consolidation().run(DAY1)
+    other = App(Config(store=tmp_path / "store", user="bob", cache=tmp_path / "cache"))
+    try:
+        assert other.store.review_items("bob") == []
+        with pytest.raises(UserError, match="no run 1"):
+            other.consolidation().undo(1)
+        assert other.consolidation().run(DAY1).run_id == 1  # numbered per user
+    finally:
+        other.close()
+    assert claim(app, 1).status == "contested"
