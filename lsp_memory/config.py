@@ -18,6 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from lsp_memory.model import KNOWN_TYPES
+
 CONFIG_NAME = "lsp-memory.toml"
 APP_NAME = "lsp-memory"
 DEFAULT_BUDGET = 1500
@@ -262,6 +264,10 @@ def _supersede(value: object, _base: Path) -> Mapping[str, str]:
     rules = ", ".join(SUPERSEDE_RULES)
     chosen: dict[str, str] = {}
     for claim_type, rule in value.items():
+        if claim_type not in KNOWN_TYPES:
+            raise TypeError(
+                f"unknown claim type {claim_type!r} (expected one of {', '.join(KNOWN_TYPES)})"
+            )
         if not isinstance(rule, str) or rule.strip().lower() not in SUPERSEDE_RULES:
             raise TypeError(f"{claim_type}: expected one of {rules}, not {rule!r}")
         chosen[str(claim_type).strip()] = rule.strip().lower()

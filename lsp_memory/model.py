@@ -83,6 +83,22 @@ class ClaimStatus(StrEnum):
     DEPRECATED = "deprecated"
 
 
+CATEGORIES = (
+    "identity",
+    "preference",
+    "relationship",
+    "emotional",
+    "project-active",
+    "goal",
+    "constraint",
+    "technical",
+)
+"""The categories the classifier chooses from: claim types."""
+
+KNOWN_TYPES = (*CATEGORIES, "fact", "decision")
+"""Claim types every store knows (a claim may also carry a type its user's claims already
+have; a new one comes in by ``import``)."""
+
 LIVE_STATUSES: tuple[ClaimStatus, ...] = (ClaimStatus.ACTIVE, ClaimStatus.CONTESTED)
 """Statuses returned by contexts, tags, domains and automatic retrieval."""
 

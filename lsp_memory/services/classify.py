@@ -26,19 +26,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from lsp_memory.model import CATEGORIES
 from lsp_memory.services.command import CommandFailed, ask
 
-CATEGORIES = (
-    "identity",
-    "preference",
-    "relationship",
-    "emotional",
-    "project-active",
-    "goal",
-    "constraint",
-    "technical",
-)
-"""The categories the classifier chooses from (claim types; others stay valid when given)."""
 PERSONAL = frozenset(CATEGORIES) - {"technical"}
 PERSONAL_MARGIN = 0.5
 """``technical`` wins only when it is at least 1 / PERSONAL_MARGIN times as likely as the best

@@ -9,12 +9,13 @@ transaction; an imported one never does.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
-from lsp_memory.model import Claim, ClaimStatus, Context
+from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context
 from lsp_memory.services.classify import Classifier
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.interchange import add_record
@@ -65,6 +66,8 @@ class Records:
         self.last_superseded = []
         if not statement.strip():
             raise UserError("a claim needs a statement; the text is empty")
+        if claim_type and claim_type not in KNOWN_TYPES:
+            self._check_type(claim_type)
         record: dict[str, Any] = {
             "kind": "claim",
             "statement": statement,
@@ -88,6 +91,18 @@ class Records:
             user=self.user,
             supersedes=self._supersedes if supersede else None,
         ).claims[0]
+
+    def _check_type(self, claim_type: str) -> None:
+        """``UserError`` for a type that is no category, not fact or decision, and on none of
+        the user's claims: most likely a typo, which would make a claim no rule knows."""
+        if self.store.has_claim_type(self.user, claim_type):
+            return
+        close = difflib.get_close_matches(claim_type, KNOWN_TYPES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UserError(
+            f"unknown claim type {claim_type!r}{hint}: use a category ({', '.join(CATEGORIES)}), "
+            "fact, decision, or a type your claims already have"
+        )
 
     def _supersedes(self, claim: Claim) -> list[str]:
         """The ids of the claims the new ``claim`` supersedes (kept in ``last_superseded``)."""

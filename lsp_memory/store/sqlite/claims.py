@@ -31,6 +31,16 @@ class Claims(ClaimLoader):
         return self._load(sql, (claim_type, user))
 
     @_translated
+    def has_claim_type(self, user: str, claim_type: str) -> bool:
+        """Whether any of the user's claims has ``claim_type`` among its types."""
+        row = self._db.execute(
+            "SELECT 1 FROM claim_types t CROSS JOIN claims c ON c.id = t.claim "
+            "WHERE t.type = ? AND c.user = ? LIMIT 1",
+            (claim_type, user),
+        ).fetchone()
+        return row is not None
+
+    @_translated
     def claim_by_number(self, user: str, number: int) -> Claim | None:
         return self._one(_CLAIM_SELECT + "WHERE c.user = ? AND c.number = ?", (user, number))
 
