@@ -555,7 +555,7 @@ def cmd_consolidate(app: App, args: argparse.Namespace) -> int:
 def _print_consolidation(report: dict[str, Any]) -> None:
     changes = report["changes"]
     decayed = {c["claim"] for c in changes if c["reason"].startswith("decay:")}
-    head = "would change" if report["dry_run"] else f"run {report['run_id']}:"
+    head = "would make" if report["dry_run"] else f"run {report['run_id']}:"
     print(
         f"{head} {len(changes)} change{'s' * (len(changes) != 1)} as of {report['now']}: "
         f"{report['merged']} merged, {report['contradictions']} contradiction"
