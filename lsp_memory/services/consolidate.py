@@ -34,8 +34,16 @@ from typing import TYPE_CHECKING, Any
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.model import LIVE_STATUSES, doc_id
-from lsp_memory.services.compare import lost, opposite
-from lsp_memory.store.sqlite import ClaimState, Episode, FieldChange, NewItem, Run, Store
+from lsp_memory.services.compare import lost, negated, opposite
+from lsp_memory.store.sqlite import (
+    ClaimState,
+    ConcurrentRun,
+    Episode,
+    FieldChange,
+    NewItem,
+    Run,
+    Store,
+)
 from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
@@ -157,24 +165,31 @@ class Consolidation:
         ]
         if dry_run:
             return report
-        report.run_id = store.record_run(
-            user,
-            kind="consolidate",
-            now=now,
-            created_at=self.clock(),
-            changes=plan.changes,
-            items=plan.items,
-            episode_mark=episode_mark,
-            claim_mark=claim_mark,
-            summary={
-                "changes": len(plan.changes),
-                "merged": plan.merged,
-                "contradictions": plan.contradicted,
-                "deprecated": plan.deprecated,
-                "review": len(plan.items),
-            },
-            withdraw=withdraw,
-        )
+        try:
+            report.run_id = store.record_run(
+                user,
+                kind="consolidate",
+                now=now,
+                created_at=self.clock(),
+                changes=plan.changes,
+                items=plan.items,
+                episode_mark=episode_mark,
+                claim_mark=claim_mark,
+                summary={
+                    "changes": len(plan.changes),
+                    "merged": plan.merged,
+                    "contradictions": plan.contradicted,
+                    "deprecated": plan.deprecated,
+                    "review": len(plan.items),
+                },
+                withdraw=withdraw,
+                follows=last.number if last else 0,
+            )
+        except ConcurrentRun:
+            raise UserError(
+                "another consolidation of this memory ran meanwhile (another process or the "
+                "language server); nothing was written: run it again"
+            ) from None
         raised = [i for i in store.review_items(user, status=None) if i.run == report.run_id]
         for entry, item in zip(report.review, raised, strict=True):
             entry["id"] = item.number
@@ -246,6 +261,7 @@ class _Plan:
         self.warnings: list[str] = []
         self.merged = self.contradicted = self.deprecated = 0
         self.touched: set[int] = set()  # indexes of claims that gained evidence
+        self._valence: dict[int, bool] = {}  # index → whether its statement is negated
 
     def _set(self, state: ClaimState, name: str, after: Any, reason: str) -> None:
         before = getattr(state, name)
@@ -337,6 +353,18 @@ class _Plan:
                         found[(min(a, b), max(a, b))] = float(row[hit])
         return found
 
+    def _opposite(self, a: int, b: int) -> bool:
+        """Whether claims ``a`` and ``b`` negate each other; most similar pairs have the same
+        valence, so each claim's is worked out once and the words compared only when they
+        differ."""
+        valence = self._valence
+        for index in (a, b):
+            if index not in valence:
+                valence[index] = negated(self.states[index].statement)
+        if valence[a] == valence[b]:
+            return False
+        return opposite(self.states[a].statement, self.states[b].statement)
+
     # 3. contradictions
     def contradictions(self, pairs: dict[tuple[int, int], float], seen: set[str]) -> None:
         halved: set[int] = set()
@@ -344,7 +372,7 @@ class _Plan:
             first, second = self.states[a], self.states[b]
             if first.status not in _LIVE or second.status not in _LIVE:
                 continue
-            if not opposite(first.statement, second.statement):
+            if not self._opposite(a, b):
                 continue
             key = " ".join(sorted((first.claim_id, second.claim_id)))
             if key in seen:
@@ -382,7 +410,7 @@ class _Plan:
             first, second = self.states[a], self.states[b]
             if cosine <= MERGE_COSINE or first.status != "active" or second.status != "active":
                 continue  # contested claims wait for their review
-            if opposite(first.statement, second.statement):
+            if self._opposite(a, b):
                 continue
             neighbours[a].append(b)
             neighbours[b].append(a)

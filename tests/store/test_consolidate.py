@@ -211,3 +211,19 @@ def test_runs_and_items_are_per_user(app: App, tmp_path: Path) -> None:
     finally:
         other.close()
     assert claim(app, 1).status == "contested"
+
+
+def test_a_run_planned_before_another_was_recorded_writes_nothing(app: App) -> None:
+    from lsp_memory.store.sqlite import ConcurrentRun, FieldChange
+
+    add(app, "I am learning Portuguese", "goal")
+    app.consolidation().run(DAY10)
+    before = claims_table(app)
+    row = app.store.claim_states(USER)[0].row
+    late = FieldChange(row, "confidence", 0.9, 0.1, "planned before run 1")
+    with pytest.raises(ConcurrentRun):
+        app.store.record_run(
+            USER, kind="consolidate", now=DAY10, created_at=DAY10, changes=[late], follows=0
+        )
+    assert claims_table(app) == before
+    assert app.store.last_run(USER).number == 1  # type: ignore[union-attr]

@@ -34,6 +34,7 @@ from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.lifecycle import (
     ClaimState,
+    ConcurrentRun,
     Episode,
     FieldChange,
     Lifecycle,
@@ -53,6 +54,7 @@ __all__ = [
     "Batch",
     "Change",
     "ClaimState",
+    "ConcurrentRun",
     "Episode",
     "FieldChange",
     "NewItem",

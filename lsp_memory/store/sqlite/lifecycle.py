@@ -283,14 +283,25 @@ class Lifecycle(StoreBase):
         decides: tuple[int, str] | None = None,
         expected: dict[str, str] | None = None,
         withdraw: Iterable[int] = (),
+        follows: int | None = None,
     ) -> int:
         """Apply ``changes`` and raise ``items`` as one run, all or nothing; its number.
 
         ``decides``: (review item number, its new status), for a review decision.
         ``expected``: claim id → status each must still have (else ``StaleError``, nothing
         written): a decision on claims changed since is refused. ``withdraw``: numbers of
-        open items to close as ``withdrawn`` (their claims changed since)."""
+        open items to close as ``withdrawn`` (their claims changed since). ``follows``: the
+        number of the last run of ``kind`` the run was planned after (0: none); if another
+        has been recorded or undone since, ``ConcurrentRun`` and nothing is written."""
         with self._write() as db:
+            if follows is not None:
+                row = db.execute(
+                    "SELECT coalesce(max(number), 0) FROM runs WHERE user = ? AND kind = ? "
+                    "AND undone_at IS NULL",
+                    (user, kind),
+                ).fetchone()
+                if row[0] != follows:
+                    raise ConcurrentRun(kind)
             if expected:
                 found = dict(
                     db.execute(
@@ -420,6 +431,10 @@ class Lifecycle(StoreBase):
             "SELECT pair FROM review_items WHERE user = ? AND status <> 'withdrawn'", (user,)
         )
         return {row[0] for row in rows}
+
+
+class ConcurrentRun(Exception):
+    """Another run of the same kind was recorded (or undone) while this one was planned."""
 
 
 class StaleError(Exception):
