@@ -26,8 +26,8 @@ from typing import Any
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lsp_memory.model import CATEGORIES  # noqa: E402
 from lsp_memory.services.classify import (  # noqa: E402
-    CATEGORIES,
     Model,
     builtin_model,
     model_path,

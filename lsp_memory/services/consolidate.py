@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,7 @@ class Consolidation:
         plan.contradictions(pairs, seen)
         plan.merges(pairs, seen)
         plan.deprecate()
+        plan.settle()
         withdraw = [
             item.number
             for item in store.review_items(user)
@@ -492,6 +493,15 @@ class _Plan:
                 reason = f"confidence {state.confidence:g} below {DEPRECATE_BELOW}"
                 self._set(state, "status", "deprecated", reason)
                 self.deprecated += 1
+
+
+    def settle(self) -> None:
+        """Record in each new review item its claims' statuses as the run leaves them (a
+        decision is refused once they change)."""
+        status = {s.claim_id: s.status for s in self.states}
+        self.items = [
+            replace(item, state={c: status[c] for c in item.claims}) for item in self.items
+        ]
 
 
 def _parse(stamp: str) -> datetime:

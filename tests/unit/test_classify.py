@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lsp_memory.model import CATEGORIES
 from lsp_memory.services.classify import (
-    CATEGORIES,
     PERSONAL,
     Classifier,
     Model,
