@@ -494,7 +494,6 @@ class _Plan:
                 self._set(state, "status", "deprecated", reason)
                 self.deprecated += 1
 
-
     def settle(self) -> None:
         """Record in each new review item its claims' statuses as the run leaves them (a
         decision is refused once they change)."""
