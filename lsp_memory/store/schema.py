@@ -150,13 +150,17 @@ ALTER TABLE claims ADD COLUMN evidence_count INTEGER NOT NULL DEFAULT 0
     CHECK (evidence_count >= 0);
 """
 
-# Version 4: memory that maintains itself. `evidence_at` is the time of a claim's newest
-# evidence (an episode that supports it). `episodes` are conversation turns, per user, never
-# edited. A consolidation or a review decision is a `run`; `run_changes` holds every field it
-# changed with the value before and after (JSON), so `consolidate --undo` can put them back.
-# `review_items` wait for a decision; `pair` (the sorted claim ids) keeps an item from being
-# raised twice. A run's marks are the last episode and claim rows it saw: the next run looks
-# at what came after. Runs, items and their numbers are per user.
+# Version 4: memory that maintains itself, and conversations. `evidence_at` is the time of a
+# claim's newest evidence (an episode that supports it). `episodes` are conversation messages,
+# per user, never edited; `key` (a hash of session, time, role and text) makes ingesting the
+# same message twice store nothing. Episodes join the change log (its kind check is widened by
+# copying the table: SQLite cannot alter a check). `episode_refs` are the references an episode
+# made (`direct`, in its text) or was given (`search`); `session_pins` a session's pinned
+# claims and notes. A consolidation or a review decision is a `run`; `run_changes` holds every
+# field it changed with the value before and after (JSON), so `consolidate --undo` can put
+# them back. `review_items` wait for a decision; `pair` (the sorted claim ids) keeps an item
+# from being raised twice. A run's marks are the last episode and claim rows it saw: the next
+# run looks at what came after. Runs, items and their numbers are per user.
 V4 = """
 ALTER TABLE claims ADD COLUMN evidence_at TEXT;
 
@@ -164,14 +168,49 @@ CREATE TABLE episodes (
     id INTEGER PRIMARY KEY,
     episode_id TEXT NOT NULL UNIQUE,
     user TEXT NOT NULL,
-    session_id TEXT,
-    role TEXT NOT NULL DEFAULT 'user',
+    key TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
     text TEXT NOT NULL CHECK (text <> ''),
     occurred_at TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    meta TEXT NOT NULL DEFAULT '{}'
+    source TEXT,
+    channel TEXT,
+    meta TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (user, key)
 );
 CREATE INDEX episodes_user ON episodes (user, id);
+CREATE INDEX episodes_session ON episodes (user, session_id, occurred_at);
+
+CREATE TABLE episode_refs (
+    episode INTEGER NOT NULL REFERENCES episodes (id) ON DELETE CASCADE,
+    via TEXT NOT NULL CHECK (via IN ('direct', 'search')),
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    label TEXT NOT NULL,
+    PRIMARY KEY (episode, via, kind, target, label)
+) WITHOUT ROWID;
+
+CREATE TABLE session_pins (
+    user TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (user, session_id, kind, target)
+) WITHOUT ROWID;
+
+CREATE TABLE changes_v4 (
+    seq INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('claim', 'context', 'entity', 'episode')),
+    row INTEGER NOT NULL,
+    last_row INTEGER NOT NULL,
+    record_id TEXT
+);
+INSERT INTO changes_v4 SELECT seq, kind, row, last_row, record_id FROM changes;
+DROP TABLE changes;
+ALTER TABLE changes_v4 RENAME TO changes;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,

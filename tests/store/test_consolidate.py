@@ -56,7 +56,7 @@ def claims_table(app: App) -> list[tuple[Any, ...]]:
 
 
 def episode(app: App, key: str, text: str, when: str) -> None:
-    app.store.add_episodes([Episode(0, key, USER, None, "user", text, when, when)])
+    app.store.add_episodes([Episode(key, USER, "s1", "user", text, when, when)])
 
 
 def test_an_episode_is_evidence_once(app: App) -> None:

@@ -5,10 +5,11 @@ review items runs raise."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lsp_memory.store.sqlite.changes import _log_rows
@@ -54,16 +55,25 @@ class ClaimState:
 
 @dataclass(frozen=True, slots=True)
 class Episode:
-    """One conversation turn, as stored."""
+    """One conversation message, as stored."""
 
-    row: int
     episode_id: str
     user: str
-    session_id: str | None
-    role: str
+    session_id: str
+    role: str  # user, assistant
     text: str
     occurred_at: str
     created_at: str
+    source: str | None = None
+    channel: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    row: int = 0  # set once stored
+
+    @property
+    def key(self) -> str:
+        """What makes a message the same message: session, time, role and text."""
+        parts = "\x1f".join((self.session_id, self.occurred_at, self.role, self.text))
+        return hashlib.sha256(parts.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,35 +208,48 @@ class Lifecycle(StoreBase):
     # -- episodes ---------------------------------------------------------------------------
 
     @_translated
-    def add_episodes(self, episodes: Sequence[Episode]) -> None:
-        """Store new episodes in one transaction (their ``row`` is assigned here)."""
+    def add_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store the episodes not stored yet (by ``Episode.key``) in one transaction; the new
+        ones, with their rows."""
+        stored = []
         with self._write() as db:
-            db.executemany(
-                "INSERT INTO episodes (episode_id, user, session_id, role, text, occurred_at, "
-                "created_at) VALUES (?,?,?,?,?,?,?)",
-                [
+            for e in episodes:
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO episodes (episode_id, user, key, session_id, role, "
+                    "text, occurred_at, created_at, source, channel, meta) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        e.episode_id,
-                        e.user,
-                        e.session_id,
-                        e.role,
-                        e.text,
-                        e.occurred_at,
-                        e.created_at,
-                    )
-                    for e in episodes
-                ],
-            )
+                        e.episode_id, e.user, e.key, e.session_id, e.role, e.text,
+                        e.occurred_at, e.created_at, e.source, e.channel,
+                        json.dumps(e.meta, ensure_ascii=False, sort_keys=True),
+                    ),
+                )  # fmt: skip
+                if cursor.rowcount:
+                    stored.append(replace(e, row=int(cursor.lastrowid or 0)))
+            _log_rows(db, "episode", [e.row for e in stored])
+        return stored
 
     @_translated
     def episodes_after(self, user: str, row: int) -> list[Episode]:
         """The user's episodes stored after row ``row``, oldest first by time."""
+        return self._episodes("WHERE user = ? AND id > ? ORDER BY occurred_at, id", (user, row))
+
+    @_translated
+    def episodes_by_rows(self, rows: Sequence[int]) -> list[Episode]:
+        """Episodes of any user by row (for indexing)."""
+        sql = "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
+        return self._episodes(sql, (json.dumps(list(rows)),))
+
+    def _episodes(self, where: str, params: Sequence[Any]) -> list[Episode]:
         rows = self._db.execute(
-            "SELECT id, episode_id, user, session_id, role, text, occurred_at, created_at "
-            "FROM episodes WHERE user = ? AND id > ? ORDER BY occurred_at, id",
-            (user, row),
+            "SELECT episode_id, user, session_id, role, text, occurred_at, created_at, source, "
+            f"channel, meta, id FROM episodes {where}",
+            params,
         )
-        return [Episode(*r) for r in rows]
+        return [
+            Episode(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9]), r[10])
+            for r in rows
+        ]
 
     @_translated
     def last_rows(self) -> tuple[int, int]:
@@ -387,7 +410,7 @@ class Lifecycle(StoreBase):
                 "SELECT claim, field, before FROM run_changes WHERE run = ? ORDER BY pos DESC",
                 (run_row,),
             ).fetchall()
-            _apply(db, [(claim, field, json.loads(before)) for claim, field, before in changes])
+            _apply(db, [(claim, name, json.loads(before)) for claim, name, before in changes])
             db.execute("UPDATE runs SET undone_at = ? WHERE id = ?", (when, run_row))
             db.execute(
                 "UPDATE review_items SET status = 'withdrawn' WHERE run = ? AND status = 'open'",
@@ -452,11 +475,11 @@ def _dump(value: Any) -> str:
 
 
 def _apply(db: sqlite3.Connection, updates: Sequence[tuple[int, str, Any]]) -> None:
-    for claim_row, field, value in updates:
-        if field not in FIELDS:
-            raise ValueError(f"a run may not change {field!r}")
-        stored = json.dumps(list(value)) if field == "derived_from" else value
-        db.execute(f"UPDATE claims SET {field} = ? WHERE id = ?", (stored, claim_row))
+    for claim_row, name, value in updates:
+        if name not in FIELDS:
+            raise ValueError(f"a run may not change {name!r}")
+        stored = json.dumps(list(value)) if name == "derived_from" else value
+        db.execute(f"UPDATE claims SET {name} = ? WHERE id = ?", (stored, claim_row))
 
 
 def _next_number(db: sqlite3.Connection, table: str, user: str) -> int:
