@@ -428,7 +428,7 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
 
 # -- index and search -------------------------------------------------------------------------
 
-_KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
+_KINDS = {"claim": ("claim",), "note": ("note",), "episode": ("episode",), "all": None}
 
 
 def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
@@ -513,7 +513,7 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
         print(f"no matches for {args.query!r}")
     for rank, row in enumerate(rows, start=1):
         number = f"#{row['number']} " if row.get("number") is not None else ""
-        handle = number + row["reference"]
+        handle = number + (row["reference"] or f"episode {row['key'][:8]}")
         status = "" if row["status"] in ("active",) else f" ({row['status']})"
         print(f"{rank:>2}. [{row['kind']}] {handle}{status}  {_short(row['title'], 60)}")
         print(

@@ -25,7 +25,8 @@ from lsp_memory.errors import UserError
 from lsp_memory.model import Claim, Context, Entity, Note, doc_id, doc_key, note_key
 from lsp_memory.notes import Vault
 from lsp_memory.store.fulltext import FullTextIndex, TextDoc
-from lsp_memory.store.sqlite import Store
+from lsp_memory.store.sqlite import Episode, Store
+from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
     from lsp_memory.services.embedding import VectorSide
@@ -122,11 +123,30 @@ def note_doc(note: Note) -> TextDoc:
     )
 
 
+EPISODE_TITLE = 160
+"""Characters of an episode's text shown as its title (the whole text is its body)."""
+
+
+def episode_doc(episode: Episode) -> TextDoc:
+    return TextDoc(
+        id=doc_id("episode", episode.episode_id),
+        kind="episode",
+        user=episode.user,
+        status="active",
+        title=one_line(episode.text, EPISODE_TITLE),
+        body=episode.text,
+        keys=(episode.episode_id, episode.session_id),
+        updated=epoch(episode.occurred_at),
+    )
+
+
 def embed_text(doc: TextDoc) -> str:
-    """What the vector side embeds for a document: the claim itself, or a note's title and
-    opening (the model reads 256 tokens at most)."""
+    """What the vector side embeds for a document: the claim itself, an episode's text, or a
+    note's title and opening (the model reads 256 tokens at most)."""
     if doc.kind == "claim":
         return doc.title
+    if doc.kind == "episode":
+        return doc.body[:1200]
     return f"{doc.title}\n{doc.body[:1200]}"
 
 
@@ -173,7 +193,7 @@ class Indexer:
         report = SyncReport(full=full)
         if full:
             self.text.delete_all()
-            for kind in ("context", "entity", "claim"):
+            for kind in ("context", "entity", "claim", "episode"):
                 rows = self.store.rows(kind)
                 for done, chunk in enumerate(_chunks(rows)):
                     self._write(kind, chunk, report)
@@ -182,7 +202,9 @@ class Indexer:
         else:
             seen = int(meta.get("seq", 0))
             while changes := self.store.changes_since(seen):
-                pending: dict[str, set[int]] = {"claim": set(), "context": set(), "entity": set()}
+                pending: dict[str, set[int]] = {
+                    k: set() for k in ("claim", "context", "entity", "episode")
+                }
                 for change in changes:
                     if change.record_id is not None:
                         deleted = doc_id(change.kind, change.record_id)
@@ -221,6 +243,8 @@ class Indexer:
             docs = [claim_doc(c) for c in self.store.claims_by_rows(rows)]
         elif kind == "context":
             docs = [context_doc(c) for c in self.store.contexts_by_rows(rows)]
+        elif kind == "episode":
+            docs = [episode_doc(e) for e in self.store.episodes_by_rows(rows)]
         else:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]
         report.upserted += self.text.upsert(docs)

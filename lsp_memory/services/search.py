@@ -68,7 +68,7 @@ def hit_record(hit: Hit, store: Store, user: str) -> dict[str, Any]:
         "id": hit.id,
         "kind": hit.kind,
         "key": hit.key,
-        "reference": f"[[{hit.title}]]" if hit.kind == "note" else f"@{hit.key}",
+        "reference": _reference(hit),
         "title": hit.title,
         "snippet": hit.snippet,
         "status": hit.status,
@@ -84,6 +84,15 @@ def hit_record(hit: Hit, store: Store, user: str) -> dict[str, Any]:
     elif hit.kind == "note":
         record["path"] = hit.key
     return record
+
+
+def _reference(hit: Hit) -> str | None:
+    """How a document names the hit; None for an episode, which no reference names."""
+    if hit.kind == "note":
+        return f"[[{hit.title}]]"
+    if hit.kind == "episode":
+        return None
+    return f"@{hit.key}"
 
 
 def recency(updated: int, now: float) -> float:

@@ -30,7 +30,7 @@ class TextDoc:
     """One searchable record. ``id`` is ``<kind>:<record id>`` (a note's is its key)."""
 
     id: str
-    kind: str  # claim, context, entity, note
+    kind: str  # claim, context, entity, episode, note
     user: str  # "" for notes: they belong to the vault, every user sees them
     status: str  # a claim's status; "active" or "archived" for the rest
     title: str  # a claim's statement, a context's or entity's name, a note's title

@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
     from lsp_memory.lsp.session import Session
 
-_KINDS = {"claim": ("claim",), "note": ("note",), "all": None}
+# "all" is everything a document can reference: an episode has no reference to insert.
+_KINDS = {
+    "claim": ("claim",),
+    "note": ("note",),
+    "episode": ("episode",),
+    "all": ("claim", "context", "entity", "note"),
+}
 
 
 # Command handlers are annotated with pygls's own class: pygls reads their annotations at run
@@ -83,7 +89,7 @@ def register(server: MemoryServer) -> None:
 
     @command("lspMemory.search")
     async def search(ls: LanguageServer, *args: Any) -> list[dict[str, Any]]:
-        """Arguments: query, then optionally kind (claim, note, all) and k. Each hit as
+        """Arguments: query, then optionally kind (claim, note, episode, all) and k. Each hit as
         ``lsp-memory search --json`` gives it."""
         session = _session(ls)
         query = _text(args[0] if args else None, "query")

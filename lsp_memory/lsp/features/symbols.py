@@ -73,6 +73,10 @@ def _location(reads: Snapshot, hit: Hit) -> types.Location | None:
     return None if path is None else types.Location(uri=_uri(path), range=_TOP)
 
 
+SYMBOL_KINDS = ("claim", "context", "entity", "note")
+"""What the symbol list shows: records and notes (conversation episodes are not symbols)."""
+
+
 def _page_uri(reads: Snapshot, hit: Hit) -> str:
     """The URI a record's page will have, without writing it."""
     return _uri(reads.pages / Page(hit.kind, hit.key, "").relative)
@@ -81,7 +85,9 @@ def _page_uri(reads: Snapshot, hit: Hit) -> str:
 def _symbols(
     reads: Snapshot, query: str, resolvable: bool
 ) -> list[types.WorkspaceSymbol] | list[types.SymbolInformation]:
-    found_hits = reads.search().search(query, user=reads.user, statuses=STATUSES, k=LIMIT)
+    found_hits = reads.search().search(
+        query, user=reads.user, kinds=SYMBOL_KINDS, statuses=STATUSES, k=LIMIT
+    )
     hits = [h for h in found_hits if h.bm25 > 0 or h.similarity >= SEMANTIC_FLOOR]
     if resolvable:
         found: list[types.WorkspaceSymbol] = []

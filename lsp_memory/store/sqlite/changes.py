@@ -26,7 +26,7 @@ class Change:
     """One logged write: the row changed, and for a deletion the record's id."""
 
     seq: int
-    kind: str  # claim, context, entity
+    kind: str  # claim, context, entity, episode
     row: int  # the first row of the range
     last_row: int
     record_id: str | None  # set for a deletion
@@ -59,7 +59,12 @@ class ChangeLog(ClaimLoader):
     @_translated
     def rows(self, kind: str) -> list[int]:
         """Every row id of ``claims``, ``contexts`` or ``entities``, all users."""
-        table = {"claim": "claims", "context": "contexts", "entity": "entities"}[kind]
+        table = {
+            "claim": "claims",
+            "context": "contexts",
+            "entity": "entities",
+            "episode": "episodes",
+        }[kind]
         return [int(row[0]) for row in self._db.execute(f"SELECT id FROM {table} ORDER BY id")]
 
     @_translated
