@@ -605,6 +605,62 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+# -- conversations ----------------------------------------------------------------------------
+
+
+def cmd_ingest(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.services.ingest import parse_pairs
+
+    source = "standard input" if args.file == "-" else args.file
+    pairs = parse_pairs(_read_input(args.file), source)
+    results = app.ingester().ingest(pairs)
+    _warn(app)
+    if args.json:
+        print(_dumps([result.to_json() for result in results]))
+        return 0
+    for result in results:
+        print(result.describe())
+    return 0
+
+
+def cmd_session_list(app: App, args: argparse.Namespace) -> int:
+    found = app.sessions().summaries()
+    if args.json:
+        print(_dumps(found))
+        return 0
+    if not found:
+        print("no sessions yet: `lsp-memory ingest` stores conversations")
+    for session in found:
+        count = session["messages"]
+        print(
+            f"{session['session_id']}  {count} message{'s' * (count != 1)}  "
+            f"{session['first']} – {session['last']}"
+        )
+    return 0
+
+
+def cmd_session_show(app: App, args: argparse.Namespace) -> int:
+    shown = app.sessions().show(args.id)
+    if args.json:
+        print(_dumps(shown))
+        return 0
+    print(f"session {shown['session_id']}")
+    for message in shown["messages"]:
+        print(f"[{message['timestamp']}] {message['role']}: {_short(message['text'], 100)}")
+        for ref in message["references"]:
+            where = f" ({ref['path']})" if ref.get("path") else ""
+            warning = f": {ref['warning']}" if ref.get("warning") else ""
+            print(f"    {ref['label']}{where}{warning} [{ref['via']}]")
+    if shown["pins"]:
+        print("pinned: " + ", ".join(pin["label"] for pin in shown["pins"]))
+    return 0
+
+
+def cmd_session_pin(app: App, args: argparse.Namespace) -> int:
+    print(app.sessions().pin(args.id, args.ref))
+    return 0
+
+
 # -- build-context ----------------------------------------------------------------------------
 
 
@@ -626,19 +682,21 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     _sync_indexes(app)
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    block = (
-        app.snapshot()
-        .assembler()
-        .build(
-            document,
-            path=None if args.file == "-" else args.file,
-            language_id=args.language_id,
-            budget=args.budget,
-            attach=args.attach or (),
-            pin=args.pin or (),
-            query=args.query,
-        )
-    )
+    options: dict[str, Any] = {
+        "path": None if args.file == "-" else args.file,
+        "language_id": args.language_id,
+        "budget": args.budget,
+        "attach": args.attach or (),
+        "pin": args.pin or (),
+        "query": args.query,
+    }
+    assembler = app.snapshot().assembler()
+    if args.session:
+        from lsp_memory.services.sessions import recalled
+
+        block = recalled(assembler, app.sessions(), args.session, document, **options)
+    else:
+        block = assembler.build(document, **options)
     if args.referenced_only:
         lines = referenced_lines(block.markdown)
         if args.format == "json":
@@ -790,6 +848,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="print only the [REFERENCED …] lines (to put back after distilling)",
     )
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+    sub.add_argument(
+        "--session", metavar="ID", help="passive recall: the session's last turns and pins"
+    )
+
+    sub = command(commands, "ingest", cmd_ingest, "store conversation messages, extract claims")
+    sub.add_argument("file", metavar="FILE", help="JSONL message pairs, or - for standard input")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+
+    session = commands.add_parser("session", help="conversation sessions and their references")
+    sessions = session.add_subparsers(dest="session_command", metavar="ACTION", required=True)
+    sub = command(sessions, "list", cmd_session_list, "your sessions, most recent first")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command(sessions, "show", cmd_session_show, "a session's messages and references")
+    sub.add_argument("id", metavar="ID")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command(sessions, "pin", cmd_session_pin, "pin a claim or note to a session")
+    sub.add_argument("id", metavar="ID")
+    sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or [[Note]]")
 
     sub = command(
         commands,

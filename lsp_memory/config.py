@@ -115,6 +115,9 @@ class Config:
     # run; unset, the items wait for the user.
     review_command: str | None = None
     review_timeout_s: float = 30.0
+    # A program that extracts claims from a conversation message (a local LLM, say).
+    extractor_command: str | None = None
+    extractor_timeout_s: float = 30.0
     # How often the language server consolidates in the background, in seconds (None: never).
     consolidate_every: float | None = None
     source: Path | None = None  # the config file read, if any
@@ -290,6 +293,8 @@ _PARSERS = {
     "supersede": _supersede,
     "review_command": _text,
     "review_timeout_s": _seconds,
+    "extractor_command": _text,
+    "extractor_timeout_s": _seconds,
     "consolidate_every": _every,
 }
 

@@ -27,9 +27,11 @@ from lsp_memory.services.classify import Classifier
 from lsp_memory.services.consolidate import Consolidation
 from lsp_memory.services.embedding import VectorSide
 from lsp_memory.services.indexing import IndexKeeper, IndexReport
+from lsp_memory.services.ingest import Ingester
 from lsp_memory.services.records import Records
 from lsp_memory.services.review import Review
 from lsp_memory.services.search import HybridSearch
+from lsp_memory.services.sessions import Sessions
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -168,6 +170,23 @@ class App:
             timeout_s=self.config.review_timeout_s,
         )
 
+    def ingester(self) -> Ingester:
+        """Conversation ingestion for this user: episodes, their references, extraction
+        (the configured ``extractor_command``, if any), claims written like ``claim add``."""
+        return Ingester(
+            self.store,
+            self.config.user,
+            self.records(),
+            lambda: self.snapshot().resolver(),
+            command=self.config.extractor_command,
+            timeout_s=self.config.extractor_timeout_s,
+            warn=None if self.background else self.warnings.append,
+        )
+
+    def sessions(self) -> Sessions:
+        """This user's conversation sessions."""
+        return Sessions(self.store, self.config.user, lambda: self.snapshot().resolver())
+
     def hybrid_search(self) -> HybridSearch:
         """Hybrid search over the indexes as they are: by text alone until the vector side
         is open (in the background mode, until the indexing thread has opened it)."""
@@ -192,6 +211,7 @@ class App:
             pages=self.pages,
             records=self.records,
             reviewer=self.review,
+            conversations=self.sessions,
         )
 
     def close(self) -> None:

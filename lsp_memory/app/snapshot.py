@@ -25,6 +25,7 @@ from lsp_memory.services.references import ReferenceFinder
 from lsp_memory.services.rename import Renamer
 from lsp_memory.services.resolver import Resolver
 from lsp_memory.services.review import Review
+from lsp_memory.services.sessions import Sessions
 from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ class Snapshot:
     records: Callable[[], Records]
     # Consolidation's review items and decisions (``App.review``).
     reviewer: Callable[[], Review]
+    # The user's conversation sessions (``App.sessions``): passive recall.
+    conversations: Callable[[], Sessions]
 
     @property
     def user(self) -> str:

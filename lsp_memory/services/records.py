@@ -58,11 +58,14 @@ class Records:
         pinned: bool = False,
         entities: Sequence[str] = (),
         supersede: bool = True,
+        derived_from: Sequence[str] = (),
+        valid_from: str | None = None,
     ) -> Claim:
         """Store a new claim, of ``claim_type`` or else of the category the classifier
         chooses; ``UserError`` with the reason when it is not acceptable. Unless
         ``supersede`` is False, the claims it supersedes are marked so, and listed in
-        ``last_superseded``."""
+        ``last_superseded``. ``derived_from``: the episodes it comes from; ``valid_from``:
+        since when it holds (a message's time)."""
         self.last_superseded = []
         if not statement.strip():
             raise UserError("a claim needs a statement; the text is empty")
@@ -85,6 +88,10 @@ class Records:
             record["pinned"] = True
         if entities:
             record["entities"] = list(entities)
+        if derived_from:
+            record["derived_from"] = list(derived_from)
+        if valid_from:
+            record["valid_from"] = valid_from
         return add_record(
             self.store,
             record,

@@ -77,6 +77,29 @@ class Episode:
 
 
 @dataclass(frozen=True, slots=True)
+class EpisodeRef:
+    """A reference an episode made (``direct``) or was given (``search``): what it names
+    (``kind``: claim, context, entity, tag, domain, note, episode or unresolved; ``target``:
+    its id, a note's key, '' when unresolved) and how it was written (``label``)."""
+
+    episode_row: int
+    via: str
+    kind: str
+    target: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One conversation of a user: its id, how many messages, the first and last time."""
+
+    session_id: str
+    messages: int
+    first: str
+    last: str
+
+
+@dataclass(frozen=True, slots=True)
 class FieldChange:
     """One field of one claim changed by a run; values are as JSON gives them back."""
 
@@ -250,6 +273,63 @@ class Lifecycle(StoreBase):
             Episode(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], json.loads(r[9]), r[10])
             for r in rows
         ]
+
+    @_translated
+    def add_episode_refs(self, found: Sequence[EpisodeRef]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO episode_refs VALUES (?,?,?,?,?)",
+                [(r.episode_row, r.via, r.kind, r.target, r.label) for r in found],
+            )
+
+    @_translated
+    def episode_refs(self, rows: Sequence[int]) -> list[EpisodeRef]:
+        """The references of the episodes at ``rows``, direct ones first."""
+        found = self._db.execute(
+            "SELECT episode, via, kind, target, label FROM episode_refs WHERE episode IN "
+            "(SELECT value FROM json_each(?)) ORDER BY episode, via, kind, label",
+            (json.dumps(list(rows)),),
+        )
+        return [EpisodeRef(*row) for row in found]
+
+    @_translated
+    def sessions(self, user: str) -> list[Session]:
+        """The user's sessions, most recent first."""
+        rows = self._db.execute(
+            "SELECT session_id, count(*), min(occurred_at), max(occurred_at) FROM episodes "
+            "WHERE user = ? GROUP BY session_id ORDER BY max(occurred_at) DESC, session_id",
+            (user,),
+        )
+        return [Session(*row) for row in rows]
+
+    @_translated
+    def session_episodes(self, user: str, session_id: str) -> list[Episode]:
+        """A session's episodes in order (its user's only)."""
+        return self._episodes(
+            "WHERE user = ? AND session_id = ? ORDER BY occurred_at, id", (user, session_id)
+        )
+
+    @_translated
+    def pin_to_session(
+        self, user: str, session_id: str, *, kind: str, target: str, label: str, when: str
+    ) -> bool:
+        """Pin a claim or note to a session; False when it already was."""
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO session_pins VALUES (?,?,?,?,?,?)",
+                (user, session_id, kind, target, label, when),
+            )
+            return bool(cursor.rowcount)
+
+    @_translated
+    def session_pins(self, user: str, session_id: str) -> list[tuple[str, str, str]]:
+        """``(kind, target, label)`` of a session's pins, in the order pinned."""
+        rows = self._db.execute(
+            "SELECT kind, target, label FROM session_pins WHERE user = ? AND session_id = ? "
+            "ORDER BY created_at, label",
+            (user, session_id),
+        )
+        return [(row[0], row[1], row[2]) for row in rows]
 
     @_translated
     def last_rows(self) -> tuple[int, int]:

@@ -1,0 +1,295 @@
+"""Ingestion of conversations (``lsp-memory ingest``, MCP ``ingest_messages``): message pairs
+become episodes, what the user says about themselves becomes claims.
+
+A pair is one JSON object: ``contentSessionId`` and ``userMessage`` required;
+``assistantResponse``, ``source``, ``channel``, ``timestamp`` (ISO 8601; default: now) and
+``metadata`` (an object) optional. A file is checked whole first: any bad line is named with
+its number and nothing is stored. Then each pair's messages are stored as episodes (a message
+already stored — same session, time, role and text — is skipped, so ingesting a file twice
+stores nothing new), the references in their text are recorded, and the user's message goes
+through extraction (``services.extract``, or ``extractor_command``); each claim found is
+written like ``claim add`` (classified, superseding older claims), valid from the message's
+time, with its episode in ``derived_from``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsp_memory import refs
+from lsp_memory.errors import ImportFailed, UserError
+from lsp_memory.ids import new_uuid, now, timestamp
+from lsp_memory.model import KNOWN_TYPES, Claim
+from lsp_memory.services.command import CommandFailed, ask
+from lsp_memory.services.extract import Extracted, extract
+from lsp_memory.services.records import Records
+from lsp_memory.services.resolver import Resolution, Resolver
+from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE = 100_000
+"""Characters a message may have (a longer one is refused: it is a document, not a turn)."""
+MAX_SESSION_ID = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One checked message pair."""
+
+    line: int
+    session_id: str
+    user_message: str
+    assistant_response: str | None
+    timestamp: str
+    source: str | None
+    channel: str | None
+    metadata: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Ingested:
+    """What one pair did."""
+
+    line: int
+    session_id: str
+    episodes: list[str] = field(default_factory=list)  # ids of the episodes stored
+    claims: list[tuple[Claim, list[Claim]]] = field(default_factory=list)  # added, superseded
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "session_id": self.session_id,
+            "episodes": self.episodes,
+            "duplicate": not self.episodes,
+            "claims": [
+                {
+                    "claim": f"#{claim.number}",
+                    "reference": f"@{claim.friendly_id}",
+                    "category": claim.claim_type,
+                    "statement": claim.statement,
+                    "supersedes": [f"#{old.number}" for old in superseded],
+                }
+                for claim, superseded in self.claims
+            ],
+        }
+
+    def describe(self) -> str:
+        if not self.episodes:
+            return f"line {self.line}: already stored"
+        count = len(self.episodes)
+        parts = [f"line {self.line}: {count} episode{'s' * (count != 1)} stored"]
+        for claim, superseded in self.claims:
+            replaced = (
+                f" (supersedes {', '.join(f'#{old.number}' for old in superseded)})"
+                if superseded
+                else ""
+            )
+            parts.append(
+                f"added #{claim.number} @{claim.friendly_id} [{claim.claim_type}] "
+                f"{claim.statement}{replaced}"
+            )
+        return "; ".join(parts)
+
+
+def parse_pairs(data: bytes, source: str) -> list[Pair]:
+    """The pairs of a JSONL file; ``ImportFailed`` naming every bad line (nothing is
+    stored), ``UserError`` for a file that is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"{source}: not valid UTF-8 (byte {data[error.start]:#04x} at offset {error.start})"
+        ) from None
+    pairs: list[Pair] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            pairs.append(pair_from(json.loads(line), number))
+        except json.JSONDecodeError as error:
+            problems.append(f"line {number}: not JSON ({error.msg} at column {error.colno})")
+        except ValueError as error:
+            problems.append(f"line {number}: {error}")
+    if problems:
+        raise ImportFailed(source, problems)
+    if not pairs:
+        raise UserError(f"{source}: no message pairs")
+    return pairs
+
+
+def pair_from(value: Any, line: int = 1) -> Pair:
+    """A pair from its JSON object; ``ValueError`` saying what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a JSON object with contentSessionId and userMessage")
+    session = value.get("contentSessionId")
+    if not isinstance(session, str) or not session.strip():
+        raise ValueError("contentSessionId is missing or not a non-empty string")
+    if len(session) > MAX_SESSION_ID:
+        raise ValueError(f"contentSessionId is longer than {MAX_SESSION_ID} characters")
+    message = value.get("userMessage")
+    if not isinstance(message, str) or not message.strip():
+        raise ValueError("userMessage is missing or not a non-empty string")
+    answer = value.get("assistantResponse")
+    if answer is not None and not isinstance(answer, str):
+        raise ValueError("assistantResponse must be a string")
+    for name, text in (("userMessage", message), ("assistantResponse", answer or "")):
+        if len(text) > MAX_MESSAGE:
+            raise ValueError(
+                f"{name} has {len(text):,} characters; a message may have {MAX_MESSAGE:,}"
+            )
+    for name in ("source", "channel"):
+        if value.get(name) is not None and not isinstance(value.get(name), str):
+            raise ValueError(f"{name} must be a string")
+    metadata = value.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ValueError("metadata must be a JSON object")
+    when = value.get("timestamp")
+    if when is None:
+        stamp = now()
+    elif not isinstance(when, str):
+        raise ValueError("timestamp must be an ISO 8601 string")
+    else:
+        try:
+            stamp = timestamp(when)
+        except ValueError:
+            raise ValueError(f"timestamp {when!r} is not an ISO 8601 date or time") from None
+    return Pair(
+        line=line,
+        session_id=session.strip(),
+        user_message=message,
+        assistant_response=answer if answer and answer.strip() else None,
+        timestamp=stamp,
+        source=value.get("source"),
+        channel=value.get("channel"),
+        metadata=metadata or {},
+    )
+
+
+class Ingester:
+    """Stores message pairs for one user and extracts their claims."""
+
+    def __init__(
+        self,
+        store: Store,
+        user: str,
+        records: Records,
+        resolver: Callable[[], Resolver],
+        *,
+        command: str | None = None,
+        timeout_s: float = 30.0,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        """``resolver`` gives a resolver for the episodes' references (asked for only when a
+        message has one); ``command``: the ``extractor_command``."""
+        self.store = store
+        self.user = user
+        self.records = records
+        self.resolver = resolver
+        self.command = command
+        self.timeout_s = timeout_s
+        self.warn = warn or log.warning
+
+    def ingest(self, pairs: Sequence[Pair]) -> list[Ingested]:
+        """Store ``pairs`` (their new messages in one transaction), then extract claims from
+        the new user messages, in order."""
+        episodes: list[tuple[Pair, Episode]] = []
+        created = now()
+        for pair in pairs:
+            turns = [("user", pair.user_message)]
+            if pair.assistant_response is not None:
+                turns.append(("assistant", pair.assistant_response))
+            for role, text in turns:
+                episode = Episode(
+                    episode_id=new_uuid(),
+                    user=self.user,
+                    session_id=pair.session_id,
+                    role=role,
+                    text=text,
+                    occurred_at=pair.timestamp,
+                    created_at=created,
+                    source=pair.source,
+                    channel=pair.channel,
+                    meta=pair.metadata,
+                )
+                episodes.append((pair, episode))
+        stored = {e.key: e for e in self.store.add_episodes([e for _, e in episodes])}
+        self._record_references(list(stored.values()))
+        results = {pair.line: Ingested(pair.line, pair.session_id) for pair in pairs}
+        for pair, episode in episodes:
+            new = stored.get(episode.key)
+            if new is None:
+                continue
+            result = results[pair.line]
+            result.episodes.append(new.episode_id)
+            if new.role == "user":
+                for found in self._extract(pair):
+                    claim = self.records.add_claim(
+                        found.statement,
+                        claim_type=found.category,
+                        derived_from=(new.episode_id,),
+                        valid_from=pair.timestamp,
+                    )
+                    result.claims.append((claim, list(self.records.last_superseded)))
+        return [results[pair.line] for pair in pairs]
+
+    def _extract(self, pair: Pair) -> list[Extracted]:
+        if self.command:
+            try:
+                return _answers(
+                    ask(
+                        self.command,
+                        {"userMessage": pair.user_message,
+                         "assistantResponse": pair.assistant_response},
+                        self.timeout_s,
+                    )
+                )  # fmt: skip
+            except CommandFailed as failure:
+                self.warn(f"extractor_command failed ({failure}); used the built-in extractor")
+        return extract(pair.user_message, pair.assistant_response)
+
+    def _record_references(self, episodes: Sequence[Episode]) -> None:
+        rows: list[EpisodeRef] = []
+        resolver: Resolver | None = None
+        for episode in episodes:
+            found = refs.parse(episode.text, markdown=True).references
+            if not found:
+                continue
+            resolver = resolver or self.resolver()
+            for reference in found:
+                kind, target = ref_target(resolver.resolve(reference))
+                rows.append(EpisodeRef(episode.row, "direct", kind, target, reference.text))
+        if rows:
+            self.store.add_episode_refs(rows)
+
+
+def ref_target(resolution: Resolution) -> tuple[str, str]:
+    """What a resolved reference names, as stored with an episode: its kind and its id (a
+    claim's uuid, a note's key, a friendly id, a domain), or ``unresolved`` and ''."""
+    if resolution.error is not None or resolution.kind is None:
+        return "unresolved", ""
+    if resolution.kind == "note":
+        note = resolution.note.note if resolution.note is not None else None
+        return ("note", note.key) if note is not None else ("unresolved", "")
+    if resolution.kind == "claim" and resolution.claims:
+        return "claim", resolution.claims[0].claim_id
+    return resolution.kind, resolution.id or ""
+
+
+def _answers(answer: Any) -> list[Extracted]:
+    if not isinstance(answer, list) or not all(isinstance(a, dict) for a in answer):
+        raise CommandFailed('output is not a JSON list of {"statement", "category"} objects')
+    found = []
+    for item in answer:
+        statement, category = item.get("statement"), item.get("category")
+        if not isinstance(statement, str) or not statement.strip():
+            raise CommandFailed("an answer without a statement")
+        if category not in KNOWN_TYPES:
+            raise CommandFailed(f"unknown category {category!r}")
+        found.append(Extracted(statement.strip(), str(category)))
+    return found
