@@ -49,6 +49,7 @@ class Pair:
     source: str | None
     channel: str | None
     metadata: dict[str, Any]
+    stamped: bool = True  # False: no timestamp was given (``timestamp`` is the ingest's time)
 
 
 @dataclass(slots=True)
@@ -168,6 +169,7 @@ def pair_from(value: Any, line: int = 1) -> Pair:
         source=value.get("source"),
         channel=value.get("channel"),
         metadata=metadata or {},
+        stamped=when is not None,
     )
 
 
@@ -216,6 +218,7 @@ class Ingester:
                     source=pair.source,
                     channel=pair.channel,
                     meta=pair.metadata,
+                    stamped=pair.stamped,
                 )
                 episodes.append((pair, episode))
         stored = {e.key: e for e in self.store.add_episodes([e for _, e in episodes])}

@@ -68,11 +68,14 @@ class Episode:
     channel: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     row: int = 0  # set once stored
+    stamped: bool = True  # whether the message came with its time (else it is the import's)
 
     @property
     def key(self) -> str:
-        """What makes a message the same message: session, time, role and text."""
-        parts = "\x1f".join((self.session_id, self.occurred_at, self.role, self.text))
+        """What makes a message the same message: session, time (when the message had one),
+        role and text."""
+        when = self.occurred_at if self.stamped else ""
+        parts = "\x1f".join((self.session_id, when, self.role, self.text))
         return hashlib.sha256(parts.encode()).hexdigest()[:32]
 
 

@@ -1,0 +1,161 @@
+"""``lsp-memory ingest``, ``session`` and ``build-context --session`` as a user runs them:
+episodes stored once, claims extracted and superseding, references kept per message, pins,
+passive recall; and bad input — a missing field, a bad timestamp, a 10 MB message,
+non-UTF-8, a failing or hanging extractor_command, another user's session — one line each,
+nothing stored."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.cli.test_cli import Run, one_error_line, run, store_dir  # noqa: F401
+
+PAIRS = [
+    {
+        "contentSessionId": "trip",
+        "timestamp": "2026-11-20T10:00:00Z",
+        "userMessage": "Hi! btw I moved to Berlin last month and I work at Acme now lol",
+        "assistantResponse": "Congratulations on the move!",
+        "source": "chat",
+    },
+    {
+        "contentSessionId": "trip",
+        "timestamp": "2026-11-20T10:05:00Z",
+        "userMessage": "Can you check [[Plan]] and [[Missing Note]]? I'm allergic to penicillin.",
+        "assistantResponse": "Sure.",
+    },
+    {"contentSessionId": "chat", "userMessage": "What's the weather like today?"},
+]
+
+
+def write(tmp_path: Path, pairs: list[Any], name: str = "pairs.jsonl") -> str:
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(p) for p in pairs) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def vault(tmp_path: Path) -> str:
+    folder = tmp_path / "vault"
+    folder.mkdir(exist_ok=True)
+    (folder / "plan.md").write_text("# Plan\n\nPack light.\n", encoding="utf-8")
+    return str(folder)
+
+
+def test_ingest_stores_episodes_once_and_extracts_claims(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    run("claim", "add", "I live in Lyon", "--type", "identity")
+    done = run("--vault", vault(tmp_path), "ingest", write(tmp_path, PAIRS))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("line 1: 2 episodes stored; added #2 @")
+    assert "[identity] I moved to Berlin last month (supersedes #1)" in lines[0]
+    assert "[identity] I work at Acme now" in lines[0]
+    assert "[constraint] I'm allergic to penicillin" in lines[1]
+    assert lines[2] == "line 3: 1 episode stored"  # a question: no claim
+    berlin = json.loads(run("claim", "show", "2", "--json").stdout)
+    session = json.loads(run("session", "show", "trip", "--json").stdout)
+    first = session["messages"][0]
+    assert berlin["derived_from"] == [first["episode_id"]]
+    assert berlin["valid_from"] == "2026-11-20T10:00:00.000000Z"
+    again = run("ingest", write(tmp_path, PAIRS))
+    assert again.stdout.splitlines() == [f"line {n}: already stored" for n in (1, 2, 3)]
+    assert len(json.loads(run("claim", "list", "--json").stdout)) == 4
+    found = run("search", "moved to Berlin", "--kind", "episode", "--json")
+    hits = json.loads(found.stdout)
+    assert hits[0]["kind"] == "episode" and hits[0]["reference"] is None
+    assert "Berlin" in hits[0]["title"]
+
+
+def test_sessions_references_pins_and_recall(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    notes = vault(tmp_path)
+    run("--vault", notes, "ingest", write(tmp_path, PAIRS))
+    listed = json.loads(run("session", "list", "--json").stdout)
+    assert [(s["session_id"], s["messages"]) for s in listed] == [("chat", 1), ("trip", 4)]
+    shown = run("--vault", notes, "session", "show", "trip").stdout.splitlines()
+    assert "    [[Plan]] (plan.md) [direct]" in shown
+    assert "    [[Missing Note]]: Warning - Document not found [direct]" in shown
+    assert run("--vault", notes, "session", "pin", "trip", "#2").stdout.startswith(
+        "pinned: @work_acme"
+    )
+    assert run("--vault", notes, "session", "pin", "trip", "[[Plan]]").returncode == 0
+    again = run("--vault", notes, "session", "pin", "trip", "#2")
+    assert again.stdout.startswith("already pinned: @")
+    block = run(
+        "--vault", notes, "build-context", "-", "--session", "trip", stdin="What should I pack?\n"
+    )
+    assert block.returncode == 0, block.stderr
+    assert "- [CONV PINNED] [identity] I work at Acme now" in block.stdout
+    assert "[AUTO] [constraint] I'm allergic to penicillin" in block.stdout
+    assert "### [[Plan]]" in block.stdout
+    session = json.loads(run("--vault", notes, "session", "show", "trip", "--json").stdout)
+    given = session["messages"][-1]["references"]  # the automatic memories it was given
+    assert given and all((r["kind"], r["via"]) == ("claim", "search") for r in given)
+    assert "@allergic_penicillin" in " ".join(r["label"] for r in given)
+    assert [p["label"] for p in session["pins"]][1] == "[[Plan]]"
+
+
+def test_bad_pairs_store_nothing(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    bad = [
+        PAIRS[0],
+        {"userMessage": "I like tea"},
+        {"contentSessionId": "x"},
+        {"contentSessionId": "x", "userMessage": "hi", "timestamp": "last Tuesday"},
+        {"contentSessionId": "x", "userMessage": "a" * 10_000_000},
+    ]
+    failed = run("ingest", write(tmp_path, bad))
+    assert failed.returncode == 1
+    errors = failed.stderr.splitlines()
+    assert (
+        errors[0] == f"lsp-memory: error: {tmp_path / 'pairs.jsonl'}: 4 bad lines, nothing imported"
+    )
+    assert errors[1:] == [
+        "  line 2: contentSessionId is missing or not a non-empty string",
+        "  line 3: userMessage is missing or not a non-empty string",
+        "  line 4: timestamp 'last Tuesday' is not an ISO 8601 date or time",
+        "  line 5: userMessage has 10,000,000 characters; a message may have 100,000",
+    ]
+    assert run("session", "list").stdout.startswith("no sessions yet")
+    (tmp_path / "latin1.jsonl").write_bytes(
+        b'{"contentSessionId": "x", "userMessage": "caf\xe9"}\n'
+    )
+    assert "not valid UTF-8" in one_error_line(run("ingest", str(tmp_path / "latin1.jsonl")))
+    assert run("claim", "list").stdout == ""
+
+
+def test_sessions_are_per_user_and_pins_take_claims_or_notes(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    run("ingest", write(tmp_path, PAIRS))
+    other = run("session", "show", "trip", LSP_MEMORY_USER="bob")
+    assert "no session 'trip'" in one_error_line(other)
+    run("context", "add", "Travel", "--id", "travel")
+    refused = one_error_line(run("session", "pin", "trip", "@travel"))
+    assert "is a context: a session pins a claim or a note" in refused
+    assert "No memory or context found" in one_error_line(run("session", "pin", "trip", "@nope"))
+
+
+def _command(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "extract.py"
+    script.write_text("import json, sys, time\n" + body, encoding="utf-8")
+    return f"{sys.executable} {script}"
+
+
+def test_an_extractor_command_and_its_failures(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    good = _command(
+        tmp_path,
+        "pair = json.load(sys.stdin)\n"
+        "print(json.dumps([{'statement': 'I am based in Berlin', 'category': 'identity'}]))\n",
+    )
+    (tmp_path / "lsp-memory.toml").write_text(f"extractor_command = {json.dumps(good)}\n")
+    done = run("ingest", write(tmp_path, PAIRS[:1]))
+    assert "[identity] I am based in Berlin" in done.stdout and done.stderr == ""
+    hanging = _command(tmp_path, "time.sleep(30)\n")
+    (tmp_path / "lsp-memory.toml").write_text(
+        f"extractor_command = {json.dumps(hanging)}\nextractor_timeout_s = 1\n"
+    )
+    slow = run("ingest", write(tmp_path, PAIRS[1:2]))
+    assert "[constraint] I'm allergic to penicillin" in slow.stdout  # the built-in answered
+    assert slow.stderr.strip() == (
+        "lsp-memory: warning: extractor_command failed (no answer within 1 s); "
+        "used the built-in extractor"
+    )
