@@ -25,7 +25,12 @@ from lsp_memory.services.interchange import (
     export_records,
     import_records,
 )
-from lsp_memory.services.resolver import Resolution, parse_argument
+from lsp_memory.services.resolver import (
+    Resolution,
+    parse_argument,
+    reference_range,
+    resolution_record,
+)
 from lsp_memory.services.search import SHOWN_STATUSES, hit_record
 from lsp_memory.text import one_line
 
@@ -306,21 +311,18 @@ def _parse_file(name: str, language_id: str | None) -> tuple[Reference, ...]:
     return refs.parse_document(text, language_id=language_id, path=path).references
 
 
-def _range(reference: Reference) -> dict[str, dict[str, int]]:
-    start, end = reference.span.start, reference.span.end
-    return {
-        "start": {"line": start.line, "character": start.character},
-        "end": {"line": end.line, "character": end.character},
-    }
-
-
 def cmd_refs(_app: App, args: argparse.Namespace) -> int:
     tokens = _parse_file(args.file, args.language_id)
     if args.json:
         print(
             _dumps(
                 [
-                    {"kind": t.kind.value, "text": t.text, "target": t.target, "range": _range(t)}
+                    {
+                        "kind": t.kind.value,
+                        "text": t.text,
+                        "target": t.target,
+                        "range": reference_range(t),
+                    }
                     for t in tokens
                 ]
             )
@@ -330,46 +332,6 @@ def cmd_refs(_app: App, args: argparse.Namespace) -> int:
         where = f"{t.span.start.line + 1}:{t.span.start.character + 1}"
         print(f"{where:>8}  {t.kind.value:<6}  {t.text}")
     return 0
-
-
-def _resolution_json(resolution: Resolution) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "ref": resolution.ref,
-        "resolved": resolution.resolved,
-        "kind": resolution.kind,
-        "id": resolution.id,
-        "claims": [
-            {k: v for k, v in claim_record(c).items() if k != "kind"} for c in resolution.claims
-        ],
-        "error": resolution.error,
-    }
-    if resolution.reference is not None:
-        found["range"] = _range(resolution.reference)
-    if resolution.context is not None:
-        found["context"] = {
-            "name": resolution.context.name,
-            "description": resolution.context.description,
-            "parent": resolution.context.parent,
-        }
-    if resolution.entity is not None:
-        entity = resolution.entity
-        found["entity"] = {
-            "name": entity.name,
-            "type": entity.type,
-            "fields": entity.fields,
-            "trashed": entity.trashed,
-        }
-    note = resolution.note.note if resolution.note is not None else None
-    if note is not None and resolution.note is not None:
-        found["note"] = {
-            "path": note.path,
-            "title": note.title,
-            "vault": note.vault,
-            "heading": resolution.note.heading.text if resolution.note.heading else None,
-            "archived": note.archived,
-            "candidates": [c.path for c in resolution.note.candidates],
-        }
-    return found
 
 
 def _print_resolution(resolution: Resolution) -> None:
@@ -412,7 +374,7 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
         references = tuple(parse_argument(ref) for ref in args.refs)
     resolutions = app.snapshot().resolver().resolve_all(references)
     if args.json:
-        print(_dumps([_resolution_json(r) for r in resolutions]))
+        print(_dumps([resolution_record(r) for r in resolutions]))
     else:
         if args.file and not resolutions:
             print(f"{args.file}: no references")
@@ -476,6 +438,13 @@ def cmd_serve(_app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(app: App, _args: argparse.Namespace) -> int:
+    from lsp_memory.mcp.server import serve
+
+    serve(app)
+    return 0
+
+
 def cmd_index(app: App, args: argparse.Namespace) -> int:
     bar, update = _progress_bar()
     with bar:
@@ -493,7 +462,7 @@ def cmd_index(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_search(app: App, args: argparse.Namespace) -> int:
-    _sync_indexes(app)
+    app.refresh_indexes()
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     hits = app.hybrid_search().search(
@@ -537,7 +506,7 @@ def cmd_consolidate(app: App, args: argparse.Namespace) -> int:
         moment = timestamp(args.now) if args.now else now()
     except ValueError as error:
         raise UserError(f"--now {args.now!r} is not an ISO 8601 date or time: {error}") from None
-    _sync_indexes(app)
+    app.refresh_indexes()
     report = app.consolidation().run(moment, dry_run=args.dry_run)
     decided, failed = ([], None) if args.dry_run else app.review().ask_command()
     for warning in [*app.warnings, *report.warnings, *([failed] if failed else [])]:
@@ -664,22 +633,11 @@ def cmd_session_pin(app: App, args: argparse.Namespace) -> int:
 # -- build-context ----------------------------------------------------------------------------
 
 
-def _sync_indexes(app: App) -> None:
-    """Bring the search indexes up to date with the store quietly, embedding only a short
-    queue (a long one is ``index``'s job), or read the other writer's latest commit."""
-    keeper = app.keeper
-    if keeper.writing:
-        pending = app.vectors.catalog.counts()[1] if app.vectors is not None else 0
-        keeper.index(embed=pending <= 256)
-    else:
-        keeper.follow(scan=False)
-
-
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.services.context import referenced_lines
 
     document = _read_text(args.file)
-    _sync_indexes(app)
+    app.refresh_indexes()
     for warning in app.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     options: dict[str, Any] = {
@@ -810,6 +768,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command(commands, "serve", cmd_serve, "run the language server (stdio by default)")
     sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")
+
+    command(commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio)")
 
     sub = command(commands, "index", cmd_index, "(re)build the full-text and vector indexes")
     sub.add_argument("--full", action="store_true", help="rebuild from scratch")

@@ -127,6 +127,17 @@ class App:
             lambda: self.store, self.text_index, self.vaults, lambda: self.vectors, self.warnings
         )
 
+    def refresh_indexes(self) -> None:
+        """Bring the search indexes up to date with the store quietly, embedding only a
+        short queue (a long one is ``index``'s job), or read the other writer's latest
+        commit (a command line process, the MCP server)."""
+        keeper = self.keeper
+        if keeper.writing:
+            pending = self.vectors.catalog.counts()[1] if self.vectors is not None else 0
+            keeper.index(embed=pending <= 256)
+        else:
+            keeper.follow(scan=False)
+
     # -- reading and writing ----------------------------------------------------------------
 
     def records(self) -> Records:

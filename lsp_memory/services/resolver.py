@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.ids import name_key
 from lsp_memory.model import Claim, Context, Entity, NoteTarget, Reference, RefKind, Tag
 from lsp_memory.notes import VaultView
+from lsp_memory.services.interchange import claim_record
 from lsp_memory.store.sqlite import Store
 
 NO_VAULT = "no vault to look in (set `vaults` in lsp-memory.toml or pass --vault DIR)"
@@ -148,3 +150,53 @@ def parse_argument(text: str) -> Reference:
     raise UnresolvedReference(
         f"not a reference: {text!r} (expected @id, #N, @claim_N, @memory:<uuid> or [[Note]])"
     )
+
+
+def reference_range(reference: Reference) -> dict[str, dict[str, int]]:
+    """A reference's LSP range as JSON."""
+    start, end = reference.span.start, reference.span.end
+    return {
+        "start": {"line": start.line, "character": start.character},
+        "end": {"line": end.line, "character": end.character},
+    }
+
+
+def resolution_record(resolution: Resolution) -> dict[str, Any]:
+    """A resolution as JSON: ``resolve --json`` and the MCP ``resolve`` tool."""
+    found: dict[str, Any] = {
+        "ref": resolution.ref,
+        "resolved": resolution.resolved,
+        "kind": resolution.kind,
+        "id": resolution.id,
+        "claims": [
+            {k: v for k, v in claim_record(c).items() if k != "kind"} for c in resolution.claims
+        ],
+        "error": resolution.error,
+    }
+    if resolution.reference is not None:
+        found["range"] = reference_range(resolution.reference)
+    if resolution.context is not None:
+        found["context"] = {
+            "name": resolution.context.name,
+            "description": resolution.context.description,
+            "parent": resolution.context.parent,
+        }
+    if resolution.entity is not None:
+        entity = resolution.entity
+        found["entity"] = {
+            "name": entity.name,
+            "type": entity.type,
+            "fields": entity.fields,
+            "trashed": entity.trashed,
+        }
+    note = resolution.note.note if resolution.note is not None else None
+    if note is not None and resolution.note is not None:
+        found["note"] = {
+            "path": note.path,
+            "title": note.title,
+            "vault": note.vault,
+            "heading": resolution.note.heading.text if resolution.note.heading else None,
+            "archived": note.archived,
+            "candidates": [c.path for c in resolution.note.candidates],
+        }
+    return found
