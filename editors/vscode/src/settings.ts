@@ -25,6 +25,11 @@ export const SERVER_KEYS = [
   "classifier_command",
   "classifier_timeout_s",
   "supersede",
+  "review_command",
+  "review_timeout_s",
+  "consolidate_every",
+  "extractor_command",
+  "extractor_timeout_s",
 ] as const;
 
 /** Settings that only this extension reads; a change to one restarts the server. */
