@@ -1,5 +1,6 @@
 /**
- * The extension's commands — Build context, Search memory, Remember selection, Reindex —
+ * The extension's commands — Build context, Search memory, Remember selection, Review
+ * memory, Reindex —
  * each a thin layer over one server command, and the pure pieces they are made of (the
  * message for a context block, quick pick items for search hits, the text to insert, the
  * arguments of `lspMemory.rememberSelection`), which the tests check without an editor.
@@ -12,6 +13,8 @@ import {
   type ContextBlock,
   type LspRange,
   type RememberResult,
+  type ReviewItem,
+  type ReviewOutcome,
   type SearchHit,
 } from "./protocol";
 import { NotRunning, describe, type ServerManager } from "./server";
@@ -21,6 +24,7 @@ export const COMMANDS = {
   buildContext: "lsp-memory.buildContext",
   search: "lsp-memory.search",
   rememberSelection: "lsp-memory.rememberSelection",
+  review: "lsp-memory.review",
   reindex: "lsp-memory.reindex",
   restartServer: "lsp-memory.restartServer",
   showOutput: "lsp-memory.showOutput",
@@ -125,6 +129,33 @@ export function rememberedMessage(result: RememberResult, replace: boolean): str
   return `${message}.`;
 }
 
+export interface ReviewPick extends vscode.QuickPickItem {
+  item: ReviewItem;
+}
+
+/** Quick pick items for consolidation's review items: what they are, their claims, why. */
+export function reviewItems(items: readonly ReviewItem[]): ReviewPick[] {
+  return items.map((item) => ({
+    label: `${item.id}. ${item.kind}: proposed ${item.proposal}${item.stale ? " (out of date)" : ""}`,
+    description: item.claims.map((claim) => claim.claim).join(", "),
+    detail: item.reason,
+    item,
+  }));
+}
+
+export interface DecisionChoice extends vscode.QuickPickItem {
+  decision: "accept" | "keep-both" | "reject";
+}
+
+/** The decisions on a review item, as `lsp-memory review` takes them. */
+export function decisionChoices(item: ReviewItem): DecisionChoice[] {
+  return [
+    { label: `Accept: ${item.proposal}`, decision: "accept" },
+    { label: "Keep both claims live", decision: "keep-both" },
+    { label: "Reject: change nothing", decision: "reject" },
+  ];
+}
+
 // -- the commands -----------------------------------------------------------------------------
 
 export class Commands {
@@ -137,6 +168,7 @@ export class Commands {
       add(COMMANDS.buildContext, () => this.buildContext()),
       add(COMMANDS.search, () => this.search()),
       add(COMMANDS.rememberSelection, () => this.rememberSelection()),
+      add(COMMANDS.review, () => this.review()),
       add(COMMANDS.reindex, () => this.reindex()),
       add(COMMANDS.restartServer, () => this.server.restart()),
       add(COMMANDS.showOutput, () => {
@@ -195,6 +227,29 @@ export class Commands {
     const args = rememberArguments(this.server.uri(editor.document.uri), selection, choice.replace);
     const result = await this.server.execute<RememberResult>(SERVER_COMMANDS.rememberSelection, args);
     await showRemembered(result, choice.replace);
+  }
+
+  /** Consolidation's open review items in a quick pick; the chosen one is decided on the
+   * server and what happened shown. */
+  async review(): Promise<void> {
+    const items = await this.server.execute<ReviewItem[]>(SERVER_COMMANDS.review, []);
+    if (!Array.isArray(items) || items.length === 0) {
+      void vscode.window.showInformationMessage("lsp-memory: nothing to review.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(reviewItems(items), {
+      title: "lsp-memory: Review memory",
+    });
+    if (picked === undefined) return;
+    const choice = await vscode.window.showQuickPick(decisionChoices(picked.item), {
+      title: `lsp-memory: review ${picked.item.id}`,
+    });
+    if (choice === undefined) return;
+    const outcome = await this.server.execute<ReviewOutcome>(SERVER_COMMANDS.review, [
+      choice.decision,
+      picked.item.id,
+    ]);
+    void vscode.window.showInformationMessage(`lsp-memory: ${outcome.message}`);
   }
 
   async reindex(): Promise<void> {

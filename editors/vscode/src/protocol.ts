@@ -10,7 +10,25 @@ export const SERVER_COMMANDS = {
   rememberSelection: "lspMemory.rememberSelection",
   reindex: "lspMemory.reindex",
   buildContext: "lspMemory.buildContext",
+  review: "lspMemory.review",
 } as const;
+
+/** `lspMemory.review` without arguments → a list of these: consolidation's open items. */
+export interface ReviewItem {
+  id: number;
+  kind: string; // contradiction, merge
+  proposal: string; // MERGE, KEEP_BOTH, CONTRADICTION
+  reason: string;
+  stale: boolean;
+  claims: { claim: string; statement: string; status: string; confidence: number }[];
+}
+
+/** `lspMemory.review` with `[decision, id]` → what the decision did. */
+export interface ReviewOutcome {
+  item: number;
+  run_id: number | null;
+  message: string;
+}
 
 /** The title of the server's work-done progress while it indexes. */
 export const INDEXING_TITLE = "lsp-memory: indexing";

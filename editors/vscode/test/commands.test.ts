@@ -11,11 +11,12 @@ import {
   pickHit,
   rememberArguments,
   rememberedMessage,
+  reviewItems,
   searchItems,
   showContextBlock,
   SEARCH_DELAY_MS,
 } from "../src/commands";
-import type { ContextBlock, SearchHit } from "../src/protocol";
+import type { ContextBlock, ReviewItem, SearchHit } from "../src/protocol";
 import { NotRunning, type ServerManager } from "../src/server";
 import { Position, Selection, TextEditor, makeDocument, reset, state } from "./vscode";
 
@@ -401,5 +402,70 @@ describe("the commands", () => {
     commands.register();
     await state.commands.get(COMMANDS.reindex)!();
     expect(state.shown).toEqual([{ level: "error", message: "lsp-memory: database is locked", actions: [] }]);
+  });
+});
+
+describe("review memory", () => {
+  const item: ReviewItem = {
+    id: 3,
+    kind: "contradiction",
+    proposal: "CONTRADICTION",
+    reason: "#4 “I no longer live in Lyon” contradicts #3 “I live in Lyon”",
+    stale: false,
+    claims: [
+      { claim: "#4", statement: "I no longer live in Lyon", status: "contested", confidence: 0.45 },
+      { claim: "#3", statement: "I live in Lyon", status: "contested", confidence: 0.45 },
+    ],
+  };
+
+  test("items show what they are, their claims and why", () => {
+    const [picked] = reviewItems([{ ...item, stale: true }]);
+    expect(picked!.label).toBe("3. contradiction: proposed CONTRADICTION (out of date)");
+    expect(picked!.description).toBe("#4, #3");
+    expect(picked!.detail).toBe(item.reason);
+  });
+
+  test("nothing to review", async () => {
+    const { commands, execute } = fakeServer({ "lspMemory.review": [] });
+    await commands.review();
+    expect(execute).toHaveBeenCalledWith("lspMemory.review", []);
+    expect(state.shown).toEqual([
+      { level: "information", message: "lsp-memory: nothing to review.", actions: [] },
+    ]);
+  });
+
+  test("a decision goes to the server and its answer is shown", async () => {
+    state.picks.push(0, 1); // the item, then "Keep both"
+    const execute = vi.fn((_command: string, args: unknown[]) =>
+      Promise.resolve(
+        args.length === 0
+          ? [item]
+          : { item: 3, run_id: 7, message: "review 3: kept #4, #3, each live (run 7)" },
+      ),
+    );
+    const server = { execute, restart: vi.fn(), uri: String, output: { show: vi.fn() } };
+    await new Commands(server as unknown as ServerManager).review();
+    expect(execute.mock.calls.map((call) => call[1])).toEqual([[], ["keep-both", 3]]);
+    expect(state.shown).toEqual([
+      {
+        level: "information",
+        message: "lsp-memory: review 3: kept #4, #3, each live (run 7)",
+        actions: [],
+      },
+    ]);
+  });
+
+  test("a refused decision is one error message", async () => {
+    state.picks.push(0, 0);
+    const execute = vi.fn((_command: string, args: unknown[]) =>
+      args.length === 0
+        ? Promise.resolve([item])
+        : Promise.reject(new Error("review item 3 is out of date: #3 is now retracted")),
+    );
+    const server = { execute, restart: vi.fn(), uri: String, output: { show: vi.fn() } };
+    const commands = new Commands(server as unknown as ServerManager);
+    await commands.review().catch((error: unknown) => commands.report(error));
+    expect(state.shown.map((shown) => shown.level)).toEqual(["error"]);
+    expect(state.shown[0]!.message).toContain("review item 3 is out of date");
   });
 });
