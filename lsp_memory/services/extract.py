@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from lsp_memory.services.classify import Classifier
 
-MIN_WORDS = 3
+MIN_WORDS = 2
 MAX_WORDS = 60
 
 
@@ -96,9 +96,18 @@ def clauses(message: str) -> list[str]:
     return [c for c in found if c]
 
 
+_ASKING = re.compile(
+    r",\s*(?:(?:so|and|but)\s+)?(?:[^,]*\bplease\b|can you|could you|would you|"
+    r"keep (?:that|this) in mind|let me know)\b.*$",
+    re.IGNORECASE,
+)
+"""A request trailing a statement ("…, so please keep that in mind"): cut off."""
+
+
 def _tidy(clause: str) -> str:
     text = " ".join(clause.split())
     text = _FILLER.sub("", text)
+    text = _ASKING.sub("", text)
     text = _TRAILER.sub("", text).strip(" ,;:-–—\"'")
     return text[:1].upper() + text[1:] if text else ""
 
