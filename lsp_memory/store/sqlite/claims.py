@@ -4,6 +4,7 @@ status, superseding and restoring."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,6 +30,61 @@ class Claims(ClaimLoader):
             f"AND pos = 0) AND c.user = ? AND c.status IN {_LIVE} ORDER BY c.number"
         )
         return self._load(sql, (claim_type, user))
+
+    @_translated
+    def live_statements_of_type(self, user: str, claim_type: str) -> list[tuple[str, str]]:
+        """``(claim id, statement)`` of the user's live claims whose primary type is
+        ``claim_type``, by number: what supersede on write compares a new claim with (the
+        claims themselves are loaded only for those it supersedes)."""
+        rows = self._db.execute(
+            "SELECT c.claim_id, c.statement FROM claim_types t CROSS JOIN claims c "
+            f"ON c.id = t.claim WHERE t.type = ? AND t.pos = 0 AND c.user = ? "
+            f"AND c.status IN {_LIVE} ORDER BY c.number",
+            (claim_type, user),
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    @_translated
+    def live_statements_like(
+        self, user: str, claim_type: str, prefixes: Sequence[str], words: Sequence[str] = ()
+    ) -> list[tuple[str, str]]:
+        """``(claim id, statement)`` of the user's live claims of primary type
+        ``claim_type`` whose statement starts with one of ``prefixes`` and, when ``words``
+        are given, contains one of them (SQL ``LIKE``: ASCII letters in any case)."""
+        starts = " OR ".join("c.statement LIKE ? ESCAPE '\\'" for _ in prefixes)
+        contains = " OR ".join("c.statement LIKE ? ESCAPE '\\'" for _ in words)
+        sql = (
+            "SELECT c.claim_id, c.statement FROM claim_types t CROSS JOIN claims c "
+            f"ON c.id = t.claim WHERE t.type = ? AND t.pos = 0 AND c.user = ? "
+            f"AND c.status IN {_LIVE} AND ({starts})"
+        )
+        if words:
+            sql += f" AND ({contains})"
+        params = [claim_type, user, *(_like(p) + "%" for p in prefixes)]
+        params += ["%" + _like(w) + "%" for w in words]
+        return [(row[0], row[1]) for row in self._db.execute(sql + " ORDER BY c.number", params)]
+
+    @_translated
+    def live_claims_with_entities(
+        self, user: str, claim_type: str, entities: Sequence[str]
+    ) -> set[str]:
+        """Ids of the user's live claims of primary type ``claim_type`` linked to any of the
+        entities (by friendly id)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT c.claim_id FROM entities e CROSS JOIN claim_entities l "
+            "ON l.entity = e.id CROSS JOIN claims c ON c.id = l.claim "
+            "CROSS JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
+            f"WHERE e.user = ? AND e.friendly_id IN (SELECT value FROM json_each(?)) "
+            f"AND c.user = ? AND t.type = ? AND c.status IN {_LIVE}",
+            (user, json.dumps(list(entities)), user, claim_type),
+        )
+        return {row[0] for row in rows}
+
+    @_translated
+    def claims_by_ids(self, user: str, claim_ids: Sequence[str]) -> list[Claim]:
+        """The user's claims with those ids, with their links, by number."""
+        sql = _CLAIM_SELECT + "WHERE c.claim_id IN (SELECT value FROM json_each(?)) AND c.user = ?"
+        return self._load(sql + " ORDER BY c.number", (json.dumps(list(claim_ids)), user))
 
     @_translated
     def has_claim_type(self, user: str, claim_type: str) -> bool:
@@ -207,6 +263,11 @@ class Claims(ClaimLoader):
             (user,),
         )
         return [str(row[0]) for row in rows]
+
+
+def _like(text: str) -> str:
+    """``text`` with LIKE's wildcards escaped."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _supersede(
