@@ -24,6 +24,7 @@ from typing import Any
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.services.command import CommandFailed, ask
+from lsp_memory.services.consolidate import indexed_rows
 from lsp_memory.store.sqlite import ClaimState, FieldChange, ReviewItem, StaleError, Store
 from lsp_memory.text import one_line
 
@@ -147,6 +148,7 @@ class Review:
                 decides=(item.number, status),
                 expected=item.state,
                 summary={"item": item.number, "decision": decision or "REJECT"},
+                indexed=indexed_rows(changes),
             )
         except StaleError as error:
             raise _stale(item, None, error.expected) from None

@@ -81,6 +81,9 @@ def hit_record(hit: Hit, store: Store, user: str) -> dict[str, Any]:
     if hit.kind == "claim":
         claim = store.claim_by_uuid(user, doc_key(hit.id))
         record["number"] = claim.number if claim is not None else None
+        if claim is not None:  # the store's word: consolidation re-indexes only what matters
+            record["confidence"] = claim.confidence
+            record["status"] = claim.status.value
     elif hit.kind == "note":
         record["path"] = hit.key
     return record

@@ -227,3 +227,22 @@ def test_a_run_planned_before_another_was_recorded_writes_nothing(app: App) -> N
         )
     assert claims_table(app) == before
     assert app.store.last_run(USER).number == 1  # type: ignore[union-attr]
+
+
+def test_only_what_retrieval_sees_goes_back_to_the_indexes(app: App) -> None:
+    add(app, "I am learning Portuguese", "goal", confidence=0.9)  # decays, stays above 0.5
+    add(app, "I am learning Italian", "goal", confidence=0.503)  # decays below 0.5
+    add(app, "I once tried skydiving", "identity", confidence=0.302)  # deprecated
+    seen = app.store.last_change()
+    report = app.consolidation().run("2026-01-02T00:00:00.000000Z")
+    assert len([c for c in report.changes if c["field"] == "confidence"]) == 3
+    logged = {
+        row
+        for change in app.store.changes_since(seen)
+        for row in range(change.row, change.last_row + 1)
+    }
+    rows = {
+        s.number: s.row
+        for s in app.store.claim_states(USER, [claim(app, n).claim_id for n in (1, 2, 3)])
+    }
+    assert logged == {rows[2], rows[3]}

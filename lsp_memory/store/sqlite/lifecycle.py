@@ -390,6 +390,7 @@ class Lifecycle(StoreBase):
         expected: dict[str, str] | None = None,
         withdraw: Iterable[int] = (),
         follows: int | None = None,
+        indexed: Iterable[int] | None = None,
     ) -> int:
         """Apply ``changes`` and raise ``items`` as one run, all or nothing; its number.
 
@@ -398,7 +399,9 @@ class Lifecycle(StoreBase):
         written): a decision on claims changed since is refused. ``withdraw``: numbers of
         open items to close as ``withdrawn`` (their claims changed since). ``follows``: the
         number of the last run of ``kind`` the run was planned after (0: none); if another
-        has been recorded or undone since, ``ConcurrentRun`` and nothing is written."""
+        has been recorded or undone since, ``ConcurrentRun`` and nothing is written.
+        ``indexed``: the claim rows the search indexes must see again (default: every row
+        changed)."""
         with self._write() as db:
             if follows is not None:
                 row = db.execute(
@@ -474,7 +477,8 @@ class Lifecycle(StoreBase):
                 "AND status = 'open'",
                 [(user, n) for n in withdraw],
             )
-            _log_rows(db, "claim", {c.claim_row for c in changes})
+            rows = {c.claim_row for c in changes} if indexed is None else set(indexed)
+            _log_rows(db, "claim", rows)
             return number
 
     @_translated
