@@ -28,6 +28,7 @@ from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.model import Note
 from lsp_memory.services.context import ContextBlock, read_note
 from lsp_memory.services.references import Document
+from lsp_memory.services.sessions import recalled
 from lsp_memory.services.tokens import o200k
 
 T = TypeVar("T")
@@ -127,7 +128,19 @@ class Session:
             text = buffers.get(str(Path(note.vault) / note.path))
             return read_note(note) if text is None else text
 
-        return reads.assembler(note_text).build(
+        assembler = reads.assembler(note_text)
+        conversation = options.pop("session", None)
+        if conversation is not None:
+            return recalled(
+                assembler,
+                reads.conversations(),
+                conversation,
+                document.text,
+                language_id=document.language_id,
+                path=document.uri,
+                **options,
+            )
+        return assembler.build(
             document.text, language_id=document.language_id, path=document.uri, **options
         )
 

@@ -17,13 +17,14 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from lsp_memory.ids import new_uuid, timestamp
 from lsp_memory.services.interchange import import_records
-from lsp_memory.store.sqlite import open_store
+from lsp_memory.store.sqlite import Episode, open_store
 from tests.client.conftest import ENV, WORK, ready
 from tests.client.test_diagnostics import actions, apply, at, open_text, text_edits, wait_for
 
-STORE = WORK / "lifecycle-store"
-YESTERDAY = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+STORES = iter(WORK / f"lifecycle-store-{n}" for n in range(100))
+YESTERDAY = timestamp((datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
 MEMORY = [
     ("I like dark roast coffee", "preference", 0.9),
     ("I really love dark roast coffee", "preference", 0.8),
@@ -35,7 +36,7 @@ MEMORY = [
 @pytest_lsp.fixture(  # type: ignore[untyped-decorator]
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "lsp_memory", "serve"],
-        server_env={**ENV, "LSP_MEMORY_STORE": str(STORE), "LSP_MEMORY_USER": "lena"},
+        server_env={**ENV, "LSP_MEMORY_USER": "lena"},
     )
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
@@ -43,11 +44,31 @@ async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
         {"kind": "claim", "statement": s, "claim_type": t, "confidence": c, "created_at": YESTERDAY}
         for s, t, c in MEMORY
     ]
-    with open_store(STORE) as store:
+    folder = next(STORES)  # a store per test: the background consolidation writes to it
+    with open_store(folder) as store:
         data = "\n".join(json.dumps(r) for r in records).encode()
         import_records(store, data, user="lena", source="memory")
+        first = store.claim_by_number("lena", 1)
+        assert first is not None
+        store.add_episodes(
+            [
+                Episode(
+                    new_uuid(),
+                    "lena",
+                    "chat",
+                    "user",
+                    "Which coffee should I buy?",
+                    YESTERDAY,
+                    YESTERDAY,
+                )
+            ]
+        )
+        store.pin_to_session(
+            "lena", "chat", kind="claim", target=first.claim_id,
+            label=f"@{first.friendly_id}", when=YESTERDAY,
+        )  # fmt: skip
     capabilities = client_capabilities("visual-studio-code")
-    await ready(lsp_client, capabilities, {"consolidate_every": "1h"})
+    await ready(lsp_client, capabilities, {"consolidate_every": "1h", "store": str(folder)})
     yield lsp_client
     await lsp_client.shutdown_session()
 
@@ -94,3 +115,21 @@ async def test_background_consolidation_review_and_the_merged_reference(
     assert await review(client) == []
     with pytest.raises(Exception, match="already closed"):
         await review(client, "keep-both", 1)
+
+
+async def test_build_context_with_a_session_recalls_it(client: LanguageClient) -> None:
+    """``lspMemory.buildContext``'s ``session`` option: the session's pinned claim is a
+    conversation pin; an unknown session is one line."""
+    uri = open_text(client, "recall.md", "What should I drink?\n")
+    block = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="lspMemory.buildContext", arguments=[uri, {"session": "chat"}]
+        )
+    )
+    assert "- [CONV PINNED] [preference] I like dark roast coffee" in block["markdown"]
+    with pytest.raises(Exception, match="no session 'nobody'"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="lspMemory.buildContext", arguments=[uri, {"session": "nobody"}]
+            )
+        )
