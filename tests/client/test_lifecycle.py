@@ -121,11 +121,12 @@ async def test_build_context_with_a_session_recalls_it(client: LanguageClient) -
     """``lspMemory.buildContext``'s ``session`` option: the session's pinned claim is a
     conversation pin; an unknown session is one line."""
     uri = open_text(client, "recall.md", "What should I drink?\n")
-    block: dict[str, Any] = await client.workspace_execute_command_async(
+    block = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="lspMemory.buildContext", arguments=[uri, {"session": "chat"}]
         )
     )
+    assert block is not None
     assert "- [CONV PINNED] [preference] I like dark roast coffee" in block["markdown"]
     with pytest.raises(Exception, match="no session 'nobody'"):
         await client.workspace_execute_command_async(
