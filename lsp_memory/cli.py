@@ -438,6 +438,30 @@ def cmd_serve(_app: App, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(app: App, args: argparse.Namespace) -> int:
+    found = app.status()
+    _warn(app)
+    if args.json:
+        print(_dumps(found))
+        return 0
+    claims = found["claims"]
+    statuses = ", ".join(f"{count} {name}" for name, count in claims.items() if name != "total")
+    print(
+        f"user {found['user']}: {claims['total']} claims" + (f" ({statuses})" if statuses else "")
+    )
+    print(
+        f"{found['contexts']} contexts, {found['entities']} entities, {found['notes']} notes, "
+        f"{found['episodes']} episodes in {found['sessions']} sessions, "
+        f"{found['review_items']} open review items"
+    )
+    index = found["index"]
+    print(f"search index: {index['embedded']} embedded, {index['pending']} waiting to be embedded")
+    for name, path in found["paths"].items():
+        if path:
+            print(f"{name}: {', '.join(path) if isinstance(path, list) else path}")
+    return 0
+
+
 def cmd_mcp(app: App, _args: argparse.Namespace) -> int:
     from lsp_memory.mcp.server import serve
 
@@ -770,6 +794,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")
 
     command(commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio)")
+
+    sub = command(commands, "status", cmd_status, "what your memory holds, and where")
+    sub.add_argument("--json", action="store_true", help="print JSON")
 
     sub = command(commands, "index", cmd_index, "(re)build the full-text and vector indexes")
     sub.add_argument("--full", action="store_true", help="rebuild from scratch")

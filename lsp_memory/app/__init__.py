@@ -18,6 +18,7 @@ import hashlib
 import threading
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from lsp_memory.app.snapshot import Snapshot
 from lsp_memory.config import Config
@@ -137,6 +138,29 @@ class App:
             keeper.index(embed=pending <= 256)
         else:
             keeper.follow(scan=False)
+
+    def status(self) -> dict[str, Any]:
+        """What this memory holds and where (``lsp-memory status``): the user's records,
+        the vaults' notes, and the search indexes' embedded and pending documents (read from
+        the embedding queue: no model is loaded)."""
+        found: dict[str, Any] = {"user": self.config.user, **self.store.counts(self.config.user)}
+        self.snapshot()  # scans the vaults
+        found["notes"] = sum(len(vault.view().notes) for vault in self.vaults)
+        queue = self.index_folder / "queue.sqlite3"
+        embedded = pending = 0
+        if queue.exists():
+            catalog = VectorCatalog(queue)
+            try:
+                embedded, pending = catalog.counts()
+            finally:
+                catalog.close()
+        found["index"] = {"embedded": embedded, "pending": pending}
+        found["paths"] = {
+            "store": str(self.store.path),
+            "index": str(self.index_folder),
+            "vaults": [str(root) for root in self.config.vaults],
+        }
+        return found
 
     # -- reading and writing ----------------------------------------------------------------
 

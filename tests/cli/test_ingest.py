@@ -159,3 +159,16 @@ def test_an_extractor_command_and_its_failures(run: Run, tmp_path: Path) -> None
         "lsp-memory: warning: extractor_command failed (no answer within 1 s); "
         "used the built-in extractor"
     )
+
+
+def test_status_counts_what_the_memory_holds(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    notes = vault(tmp_path)
+    run("claim", "add", "I live in Lyon", "--type", "identity")
+    run("--vault", notes, "ingest", write(tmp_path, PAIRS))
+    found = json.loads(run("--vault", notes, "status", "--json").stdout)
+    assert found["claims"] == {"total": 4, "active": 3, "superseded": 1}
+    assert (found["episodes"], found["sessions"], found["notes"]) == (5, 2, 1)
+    assert found["paths"]["store"].endswith("memory.sqlite3")
+    assert set(found["index"]) == {"embedded", "pending"}
+    other = json.loads(run("status", "--json", LSP_MEMORY_USER="bob").stdout)
+    assert (other["claims"]["total"], other["episodes"]) == (0, 0)

@@ -335,6 +335,31 @@ class Lifecycle(StoreBase):
         return [(row[0], row[1], row[2]) for row in rows]
 
     @_translated
+    def counts(self, user: str) -> dict[str, Any]:
+        """How much the user has: claims by status, contexts, entities, episodes, sessions,
+        open review items (``lsp-memory status``)."""
+        db = self._db
+        by_status = dict(
+            db.execute(
+                "SELECT status, count(*) FROM claims WHERE user = ? GROUP BY status", (user,)
+            ).fetchall()
+        )
+
+        def one(sql: str) -> int:
+            return int(db.execute(sql, (user,)).fetchone()[0])
+
+        return {
+            "claims": {"total": sum(by_status.values()), **dict(sorted(by_status.items()))},
+            "contexts": one("SELECT count(*) FROM contexts WHERE user = ?"),
+            "entities": one("SELECT count(*) FROM entities WHERE user = ?"),
+            "episodes": one("SELECT count(*) FROM episodes WHERE user = ?"),
+            "sessions": one("SELECT count(DISTINCT session_id) FROM episodes WHERE user = ?"),
+            "review_items": one(
+                "SELECT count(*) FROM review_items WHERE user = ? AND status = 'open'"
+            ),
+        }
+
+    @_translated
     def last_rows(self) -> tuple[int, int]:
         """The last episode and claim rows (any user): a run's marks."""
         row = self._db.execute(
