@@ -224,21 +224,26 @@ class Ingester:
         stored = {e.key: e for e in self.store.add_episodes([e for _, e in episodes])}
         self._record_references(list(stored.values()))
         results = {pair.line: Ingested(pair.line, pair.session_id) for pair in pairs}
+        found: list[tuple[Pair, Episode, Extracted]] = []
         for pair, episode in episodes:
             new = stored.get(episode.key)
             if new is None:
                 continue
-            result = results[pair.line]
-            result.episodes.append(new.episode_id)
+            results[pair.line].episodes.append(new.episode_id)
             if new.role == "user":
-                for found in self._extract(pair):
-                    claim = self.records.add_claim(
-                        found.statement,
-                        claim_type=found.category,
-                        derived_from=(new.episode_id,),
-                        valid_from=pair.timestamp,
-                    )
-                    result.claims.append((claim, list(self.records.last_superseded)))
+                found += [(pair, new, claim) for claim in self._extract(pair)]
+        # One batch of embeddings for every statement (one at a time, embedding was 60 % of
+        # ingestion), then the claims in order: each may supersede those before it.
+        vectors = self.records.embed([claim.statement for _, _, claim in found])
+        for index, (pair, episode, extracted) in enumerate(found):
+            claim = self.records.add_claim(
+                extracted.statement,
+                claim_type=extracted.category,
+                derived_from=(episode.episode_id,),
+                valid_from=pair.timestamp,
+                vector=vectors[index] if vectors is not None else None,
+            )
+            results[pair.line].claims.append((claim, list(self.records.last_superseded)))
         return [results[pair.line] for pair in pairs]
 
     def _extract(self, pair: Pair) -> list[Extracted]:

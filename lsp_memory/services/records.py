@@ -45,6 +45,18 @@ class Records:
         self.supersede = supersede
         self.last_superseded: list[Claim] = []
         """The claims the last ``add_claim`` superseded, by number."""
+        self._vector: Any = None
+
+    def embed(self, statements: Sequence[str]) -> list[Any] | None:
+        """The statements' embeddings in one batch (kept in the vector cache, so indexing
+        them later costs nothing), or None without a vector side: many writes at once
+        (ingestion) pass them to ``add_claim`` instead of embedding one by one."""
+        side = self.vectors() if self.vectors is not None else None
+        if side is None or not statements:
+            return None
+        from lsp_memory.store.vectors import embed_cached
+
+        return list(embed_cached(side.embedder, side.cache, list(statements)))
 
     def add_claim(
         self,
@@ -60,13 +72,16 @@ class Records:
         supersede: bool = True,
         derived_from: Sequence[str] = (),
         valid_from: str | None = None,
+        vector: Any = None,
     ) -> Claim:
         """Store a new claim, of ``claim_type`` or else of the category the classifier
         chooses; ``UserError`` with the reason when it is not acceptable. Unless
         ``supersede`` is False, the claims it supersedes are marked so, and listed in
         ``last_superseded``. ``derived_from``: the episodes it comes from; ``valid_from``:
-        since when it holds (a message's time)."""
+        since when it holds (a message's time); ``vector``: the statement's embedding when
+        the caller has it (``embed``), for the supersede check."""
         self.last_superseded = []
+        self._vector = vector
         if not statement.strip():
             raise UserError("a claim needs a statement; the text is empty")
         if claim_type and claim_type not in KNOWN_TYPES:
@@ -114,7 +129,7 @@ class Records:
     def _supersedes(self, claim: Claim) -> list[str]:
         """The ids of the claims the new ``claim`` supersedes (kept in ``last_superseded``)."""
         self.last_superseded = superseded(
-            self.store, self.user, claim, self.vectors, self.supersede
+            self.store, self.user, claim, self.vectors, self.supersede, query_vector=self._vector
         )
         return [c.claim_id for c in self.last_superseded]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from lsp_memory.model import LIVE_STATUSES, Claim, doc_key
 from lsp_memory.services.embedding import VectorSide
@@ -51,6 +52,8 @@ def superseded(
     claim: Claim,
     vectors: VectorSide | Callable[[], VectorSide | None] | None = None,
     overrides: Mapping[str, str] | None = None,
+    *,
+    query_vector: Any = None,
 ) -> list[Claim]:
     """The live claims of ``claim``'s type that ``claim`` supersedes, by number.
 
@@ -58,7 +61,8 @@ def superseded(
     when a cosine is needed (loading the model takes a while). It may be, or give, None (no
     model, or not loaded yet): then the cosine test is skipped and only the rules on the
     text apply. A candidate the index has no vector for (not embedded yet) is likewise
-    judged by the text alone.
+    judged by the text alone. ``query_vector``: the statement's embedding, when the caller
+    embedded a batch of statements at once.
     """
     rule = rule_for(claim.claim_type, overrides)
     if rule == "none":
@@ -72,7 +76,7 @@ def superseded(
         chosen = _same_person(store, user, claim)
     else:
         side = vectors() if callable(vectors) else vectors
-        chosen = _similar(store, user, claim, side)
+        chosen = _similar(store, user, claim, side, query_vector)
         chosen |= _same_fact(store, user, claim)
     chosen.discard(claim.claim_id)
     if not chosen:
@@ -99,13 +103,16 @@ SIMILAR_POOL = 200
 """How many of the user's most similar live claims (any type) the cosine test looks at."""
 
 
-def _similar(store: Store, user: str, claim: Claim, vectors: VectorSide | None) -> set[str]:
+def _similar(
+    store: Store, user: str, claim: Claim, vectors: VectorSide | None, query: Any = None
+) -> set[str]:
     """Ids of the user's live claims whose vector has cosine ≥ ``SIMILAR`` with the
     statement (their type is checked by the caller): the vector index's nearest, not a scan
     of every claim of the type."""
     if vectors is None:
         return set()
-    query = vectors.embedder.embed([claim.statement])[0]
+    if query is None:
+        query = vectors.embedder.embed([claim.statement])[0]
     nearest = vectors.index.search(
         query, k=SIMILAR_POOL, user=user, kinds=("claim",), statuses=LIVE_STATUSES
     )
