@@ -1,4 +1,5 @@
-"""LoCoMo as a memory-retrieval benchmark: BM25, dense and hybrid search over claims.
+"""LoCoMo as a memory-retrieval benchmark: BM25, dense and hybrid search over claims, or
+(``--episodes``) over the conversation's own messages ingested as episodes.
 
 For each conversation: its observations become claims (speaker → context, session date →
 created_at) imported into a fresh store with the project's own import code, indexed with its
@@ -11,6 +12,11 @@ relevant observation are not scorable and are left out.
 
 prints one JSON object: nDCG@10, Recall@10 and Hit@5 for ``bm25``, ``dense`` and ``hybrid``
 (the product's default fusion), plus, with ``--study``, the same for other fusion settings.
+
+With ``--episodes`` each conversation's turns go through ``lsp-memory ingest``'s code as
+message pairs (a turn, then the next one as the reply; the session's date as the timestamp),
+extraction included, and a question's relevant documents are the episodes of its evidence
+turns.
 The data is evaluation-only (CC BY-NC 4.0) and is never copied into the package.
 """
 
@@ -133,6 +139,89 @@ STUDY: list[Variant] = [
 _ENGINE_OPTIONS = ("fusion", "dense_weight", "pool")
 
 
+def pairs_of(conversation: dict[str, Any]) -> list[tuple[Any, list[str]]]:
+    """The conversation's turns as message pairs (``services.ingest.Pair``), each with the
+    dialogue ids of its one or two turns, in order."""
+    from lsp_memory.services.ingest import pair_from
+
+    talk = conversation["conversation"]
+    sample = str(conversation.get("sample_id", "conv"))
+    found: list[tuple[Any, list[str]]] = []
+    number = 1
+    while isinstance(talk.get(f"session_{number}"), list):
+        turns = talk[f"session_{number}"]
+        when = _date(str(talk.get(f"session_{number}_date_time", "")))
+        for start in range(0, len(turns), 2):
+            first, *rest = turns[start : start + 2]
+            value: dict[str, Any] = {
+                "contentSessionId": f"{sample}-session-{number}",
+                "userMessage": f"{first['speaker']}: {first['text']}",
+                "timestamp": when,
+            }
+            if rest:
+                value["assistantResponse"] = f"{rest[0]['speaker']}: {rest[0]['text']}"
+            found.append((pair_from(value, len(found) + 1), [t["dia_id"] for t in (first, *rest)]))
+        number += 1
+    return found
+
+
+def run_episodes(data_file: Path, cache: Path | None) -> dict[str, Any]:
+    """Retrieval of evidence turns over ingested episodes: bm25, dense and hybrid."""
+    started = time.perf_counter()
+    conversations = json.loads(data_file.read_text(encoding="utf-8"))
+    totals = {name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in DEFAULT}
+    count = episodes = extracted = 0
+    ingest_seconds = index_seconds = 0.0
+    with tempfile.TemporaryDirectory(prefix="lsp-memory-locomo-") as scratch:
+        shared_cache = cache or Path(scratch) / "cache"
+        for number, conversation in enumerate(conversations):
+            config = replace(
+                Config(), store=Path(scratch) / f"store-{number}", cache=shared_cache, user=USER
+            )
+            app = App(config)
+            try:
+                pairs = pairs_of(conversation)
+                began = time.perf_counter()
+                results = app.ingester().ingest([pair for pair, _ in pairs])
+                ingest_seconds += time.perf_counter() - began
+                evidence: dict[str, set[str]] = {}
+                for result, (_, ids) in zip(results, pairs, strict=True):
+                    for episode_id, dia_id in zip(result.episodes, ids, strict=False):
+                        evidence[doc_id("episode", episode_id)] = {dia_id}
+                    extracted += len(result.claims)
+                episodes += len(evidence)
+                began = time.perf_counter()
+                app.keeper.index()
+                index_seconds += time.perf_counter() - began
+                search = app.hybrid_search()
+                for question, relevant in questions_of(conversation, evidence):
+                    for name, mode, _options in DEFAULT:
+                        hits = search.search(question, user=USER, kinds={"episode"}, k=K, mode=mode)
+                        for metric, value in metrics([h.id for h in hits], relevant).items():
+                            totals[name][metric] += value
+                    count += 1
+            finally:
+                app.close()
+    report: dict[str, Any] = {
+        name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
+        for name, scores in totals.items()
+    }
+    report.update(
+        {
+            "data": str(data_file),
+            "over": "episodes",
+            "conversations": len(conversations),
+            "episodes": episodes,
+            "claims_extracted": extracted,
+            "questions": count,
+            "ingest_seconds": round(ingest_seconds, 1),
+            "index_seconds": round(index_seconds, 1),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    return report
+
+
 def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
     started = time.perf_counter()
     conversations = json.loads(data_file.read_text(encoding="utf-8"))
@@ -209,7 +298,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--study", action="store_true", help="also measure other fusions")
     parser.add_argument("--cache", type=Path, help="keep embeddings here between runs")
+    parser.add_argument(
+        "--episodes", action="store_true", help="ingest the turns, search the episodes"
+    )
     args = parser.parse_args(argv)
+    if args.episodes:
+        report = run_episodes(args.data, args.cache)
+        print(json.dumps(report, indent=2))
+        return 0
     report = run(args.data, args.study, args.cache)
     if args.json:
         print(json.dumps(report, indent=2))

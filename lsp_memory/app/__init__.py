@@ -15,6 +15,7 @@ first search loads the model.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import threading
 from functools import cached_property
 from pathlib import Path
@@ -105,12 +106,19 @@ class App:
         except ModelError as error:
             self.warnings.append(f"{error}; searching by text only")
             return None
-        side = VectorSide(
-            VectorCatalog(self.index_folder / "queue.sqlite3"),
-            VectorCache(self.config.cache / "vectors.sqlite3"),
-            embedder,
-        )
-        side.load()
+        try:
+            side = VectorSide(
+                VectorCatalog(self.index_folder / "queue.sqlite3"),
+                VectorCache(self.config.cache / "vectors.sqlite3"),
+                embedder,
+            )
+            side.load()
+        except (OSError, sqlite3.Error) as error:
+            self.warnings.append(
+                f"cannot open the vector index in {self.config.cache}: "
+                f"{getattr(error, 'strerror', None) or error}; searching by text only"
+            )
+            return None
         return side
 
     @property

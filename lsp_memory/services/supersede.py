@@ -74,6 +74,8 @@ def superseded(
         chosen = {c for c, _ in store.live_statements_of_type(user, claim.claim_type)}
     elif rule == "person":
         chosen = _same_person(store, user, claim)
+    elif not store.has_claim_type(user, claim.claim_type):
+        return []  # the first claim of its type (and no model to load for it)
     else:
         side = vectors() if callable(vectors) else vectors
         chosen = _similar(store, user, claim, side, query_vector)
