@@ -112,7 +112,8 @@ _COUPLE = re.compile(
     rf"(?:\s+[A-ZÀ-Þ][\w'’-]*)?)",
     re.IGNORECASE,
 )
-"""A piece before "and I" that makes a pair of subjects ("my girlfriend and I"): no cut."""
+"""A piece before "and" that starts a pair of subjects ("my girlfriend and I", "me and my
+sister"): no cut."""
 _LEAD = re.compile(
     r"^(?:(?:and|but|so|plus|also|then|because|cause|'cause|or)\b[,]?\s*)+", re.IGNORECASE
 )
@@ -129,18 +130,14 @@ def _pieces(sentence: str) -> list[tuple[str, str]]:
     """``(separator, piece)`` pairs: the sentence cut at punctuation and at conjunctions
     before a new statement."""
     parts = _PUNCTUATION_CUT.split(sentence)
-    found = [("", parts[0])] + [
-        (parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2) if i + 1 < len(parts)
-    ]
+    found = [("", parts[0])] + [(parts[i], parts[i + 1]) for i in range(1, len(parts), 2)]
     pieces: list[tuple[str, str]] = []
     for separator, piece in found:
         start, pending = 0, separator
         for match in _CONJUNCTION_CUT.finditer(piece):
             left = piece[start : match.start()]
-            if _COUPLE.fullmatch(left.strip()) and re.match(
-                r"\s+and\s+(?:i|me)\b", piece[match.start() :], re.IGNORECASE
-            ):
-                continue  # "my girlfriend and I broke up": one subject
+            if _COUPLE.fullmatch(left.strip()):
+                continue  # "my girlfriend and I broke up", "me and my friend…": one subject
             pieces.append((pending, left))
             pending, start = match[1], match.end()
         pieces.append((pending, piece[start:]))
