@@ -98,6 +98,9 @@ def test_clauses_cut_at_commas_and_dashes_comments_dropped_appositions_kept() ->
     assert said("My girlfriend and I broke up last week.") == [
         "My girlfriend and I broke up last week"
     ]
+    assert said("Me and my friend Tomás are starting a podcast.") == [
+        "Me and my friend Tomás are starting a podcast"
+    ]
 
 
 def test_a_negation_stays_a_negation_and_people_are_relationships() -> None:
