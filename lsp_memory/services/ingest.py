@@ -23,9 +23,9 @@ from typing import Any
 from lsp_memory import refs
 from lsp_memory.errors import ImportFailed, UserError
 from lsp_memory.ids import new_uuid, now, timestamp
-from lsp_memory.model import KNOWN_TYPES, Claim
+from lsp_memory.model import Claim
 from lsp_memory.services.command import CommandFailed, ask
-from lsp_memory.services.extract import Extracted, extract
+from lsp_memory.services.extract import Extracted, answers_to_extracted, extract
 from lsp_memory.services.records import Records
 from lsp_memory.services.resolver import Resolution, Resolver
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
@@ -249,7 +249,7 @@ class Ingester:
     def _extract(self, pair: Pair) -> list[Extracted]:
         if self.command:
             try:
-                return _answers(
+                return answers_to_extracted(
                     ask(
                         self.command,
                         {"userMessage": pair.user_message,
@@ -287,17 +287,3 @@ def ref_target(resolution: Resolution) -> tuple[str, str]:
     if resolution.kind == "claim" and resolution.claims:
         return "claim", resolution.claims[0].claim_id
     return resolution.kind, resolution.id or ""
-
-
-def _answers(answer: Any) -> list[Extracted]:
-    if not isinstance(answer, list) or not all(isinstance(a, dict) for a in answer):
-        raise CommandFailed('output is not a JSON list of {"statement", "category"} objects')
-    found = []
-    for item in answer:
-        statement, category = item.get("statement"), item.get("category")
-        if not isinstance(statement, str) or not statement.strip():
-            raise CommandFailed("an answer without a statement")
-        if category not in KNOWN_TYPES:
-            raise CommandFailed(f"unknown category {category!r}")
-        found.append(Extracted(statement.strip(), str(category)))
-    return found

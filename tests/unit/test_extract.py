@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_memory.services.extract import extract
+from lsp_memory.services.command import CommandFailed
+from lsp_memory.services.extract import Extracted, answers_to_extracted, extract
 
 DATA = Path(__file__).parents[1] / "data" / "extraction.jsonl"
 
@@ -17,19 +18,46 @@ def statements(message: str) -> list[tuple[str, str]]:
     return [(found.statement, found.category) for found in extract(message)]
 
 
+def said(message: str) -> list[str]:
+    return [found.statement for found in extract(message)]
+
+
 @pytest.mark.parametrize(
     "message",
     [
         "Hi there! How are you today?",
         "Thanks, that was really helpful.",
-        "Can you write me a poem about cats?",
-        "If I had a garden I would grow tomatoes.",
-        "Should I tell my boss I'm quitting?",
+        "lol that's hilarious",
+        "I see what you mean.",
+        "I'll try that tonight and let you know.",
+        "Yeah I've tried that already, didn't help.",
         "I'm fine, thanks.",
         "I was wondering about the weather.",
     ],
 )
-def test_small_talk_questions_requests_and_hypotheticals_give_nothing(message: str) -> None:
+def test_small_talk_gives_nothing(message: str) -> None:
+    assert extract(message) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Should I tell my boss I'm quitting?",
+        "Do you remember what I told you about my sister?",
+        "how do I centre a div",
+        "Can you write me a poem about cats?",
+        "I'd like a vegetarian lasagne recipe that serves six.",
+        "I need help writing a wedding toast for my best friend.",
+        "I want you to act as a Linux terminal.",
+        "If I had a garden I would grow tomatoes.",
+        "Imagine I had a million dollars, what would be the smartest investment?",
+        "I think I might be coming down with something.",
+        "My coworker said the new iPhone is overpriced.",
+        "My code throws a KeyError on line 12, here's the traceback:",
+        "Can you proofread this? 'Dear Sir or Madam, I am writing to apply for the job.'",
+    ],
+)
+def test_questions_requests_hypotheticals_and_hearsay_give_nothing(message: str) -> None:
     assert extract(message) == []
 
 
@@ -41,26 +69,101 @@ def test_two_facts_in_one_message_fillers_and_requests_stripped() -> None:
     assert statements("I'm allergic to shellfish, so please keep that in mind 🙂") == [
         ("I'm allergic to shellfish", "constraint")
     ]
+    assert said("omg I passed my driving test!!!") == ["I passed my driving test"]
+    assert said("I use Arch btw") == ["I use Arch"]
+    assert said("Remember that my wife's birthday is on 14 August.") == [
+        "My wife's birthday is on 14 August"
+    ]
+
+
+def test_a_statement_before_a_question_is_kept_and_the_question_dropped() -> None:
+    assert statements("I'm on blood thinners, is ibuprofen ok?") == [
+        ("I'm on blood thinners", "constraint")
+    ]
+    assert said("I'm quitting my job in June. Should I tell my boss before my bonus?") == [
+        "I'm quitting my job in June"
+    ]
+
+
+def test_clauses_cut_at_commas_and_dashes_comments_dropped_appositions_kept() -> None:
+    assert said("I no longer work at Spotify — I joined a climate startup in January.") == [
+        "I no longer work at Spotify",
+        "I joined a climate startup in January",
+    ]
+    assert said("I'm a backend engineer, mostly Java and Kotlin, and I've been there 6 years") == [
+        "I'm a backend engineer, mostly Java and Kotlin",
+        "I've been there 6 years",
+    ]
+    assert said("I'm left-handed, which makes calligraphy tricky.") == ["I'm left-handed"]
+    assert said("My girlfriend and I broke up last week.") == [
+        "My girlfriend and I broke up last week"
+    ]
+    assert said("Me and my friend Tomás are starting a podcast.") == [
+        "Me and my friend Tomás are starting a podcast"
+    ]
 
 
 def test_a_negation_stays_a_negation_and_people_are_relationships() -> None:
-    assert [s for s, _ in statements("I no longer eat red meat.")] == ["I no longer eat red meat"]
+    assert said("I no longer eat red meat.") == ["I no longer eat red meat"]
+    assert said("We don't own a car, so anything we do has to be reachable by train.") == [
+        "We don't own a car"
+    ]
     assert statements("My sister Clara is a nurse in Leeds.") == [
         ("My sister Clara is a nurse in Leeds", "relationship")
     ]
+    assert statements("My dog Pixel needs a walk every two hours.") == [
+        ("My dog Pixel needs a walk every two hours", "relationship")
+    ]
+
+
+def test_statements_whose_subject_is_not_the_user() -> None:
+    assert said("Crowded trains really stress me out.") == ["Crowded trains really stress me out"]
+    assert said("My therapist thinks I should set firmer boundaries.") == [
+        "My therapist thinks I should set firmer boundaries"
+    ]
+    assert said("Vegetarian here, any good curry recipes?") == ["Vegetarian here"]
+
+
+def test_a_standing_instruction_is_a_preference() -> None:
+    assert statements("Please always answer in British English, I'm based in Manchester.") == [
+        ("Always answer in British English", "preference"),
+        ("I'm based in Manchester", "identity"),
+    ]
+    assert statements("From now on, please don't use emojis in your answers.") == [
+        ("Don't use emojis in your answers", "preference")
+    ]
+
+
+def test_each_statement_once() -> None:
+    assert said("I'm vegan. I'm vegan!") == ["I'm vegan"]
 
 
 def test_the_assistant_is_never_a_source() -> None:
     assert extract("Sounds good.", "I live in Paris and I love jazz.") == []
 
 
+def test_an_extractor_commands_answer() -> None:
+    answer = [{"statement": " I live  in Lyon ", "category": "identity"}]
+    assert answers_to_extracted(answer) == [Extracted("I live in Lyon", "identity")]
+    assert answers_to_extracted([]) == []
+    for bad, reason in [
+        ({"statement": "x"}, "not a JSON list"),
+        ([{"category": "identity"}], "without a statement"),
+        ([{"statement": "I live in Lyon", "category": "mood"}], "unknown category 'mood'"),
+    ]:
+        with pytest.raises(CommandFailed, match=reason):
+            answers_to_extracted(bad)
+
+
 def test_the_dev_set_stays_above_its_floor() -> None:
     """The labelled set scored as benchmarks/extract.py does: a regression in the rules
-    shows here (floors a little under what docs/benchmarks.md records)."""
+    shows here (floors a little under what docs/benchmarks.md records: precision 0.940,
+    recall 0.979, category accuracy 0.759)."""
     sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
     from extract import score
 
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
     dev = score([row for row in rows if row["split"] == "dev"])
-    assert dev["precision"] >= 0.9 and dev["recall"] >= 0.9
-    assert dev["category_accuracy"] >= 0.75
+    assert dev["precision"] >= 0.92
+    assert dev["recall"] >= 0.95
+    assert dev["category_accuracy"] >= 0.73
