@@ -1,7 +1,9 @@
 """The MCP server: five tools over the same store, settings and user as the command line.
 
-- ``search_memory(query, search_type, limit)``: hybrid search over facts (claims), episodes,
-  notes or all of them, near-duplicates once, only claims of confidence above 0.3;
+- ``search_memory(query, search_type, limit, session_id)``: hybrid search over facts
+  (claims), episodes, notes or all of them, near-duplicates once, only claims of confidence
+  above 0.3; with a session, what it found is recorded as that session's ``search``
+  references (on its latest message);
 - ``remember(statement, category, contexts)``: a claim written like ``claim add`` (classified
   when no category is given, superseding older claims);
 - ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``;
@@ -27,6 +29,7 @@ from pydantic import Field, ValidationError
 
 from lsp_memory.app import App
 from lsp_memory.errors import UserError
+from lsp_memory.model import doc_key
 from lsp_memory.services.ingest import pair_from
 from lsp_memory.services.resolver import parse_argument, resolution_record
 from lsp_memory.services.search import SHOWN_STATUSES, hit_record
@@ -88,11 +91,19 @@ def build(app: App) -> MCPServer:
         query: Annotated[str, Field(min_length=1, description="what to look for")],
         search_type: Literal["facts", "episodes", "notes", "all"] = "all",
         limit: Annotated[int, Field(ge=1, le=50)] = 5,
+        session_id: Annotated[
+            str | None,
+            Field(description="the conversation this search serves: its results are recorded"),
+        ] = None,
     ) -> dict[str, Any]:
         """Search the user's memory: facts (claims), episodes (past messages), notes, or all
-        of them. Best first; near-duplicates shown once."""
+        of them. Best first; near-duplicates shown once. Given the conversation's session id,
+        the results are kept as that session's references."""
 
         def found() -> dict[str, Any]:
+            sessions = app.sessions()
+            if session_id:
+                sessions.recall(session_id)  # an unknown session is an error before searching
             app.refresh_indexes()
             hits = app.hybrid_search().search(
                 query,
@@ -102,8 +113,16 @@ def build(app: App) -> MCPServer:
                 k=limit,
                 diverse=True,
             )
-            shown = [h for h in hits if h.kind != "claim" or h.confidence > MIN_CONFIDENCE]
-            return {"results": [hit_record(h, app.store, config.user) for h in shown]}
+            records = [hit_record(h, app.store, config.user) for h in hits]
+            # The store's confidence, not the index's: consolidation re-indexes a claim only
+            # when its confidence crosses a threshold.
+            shown = [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
+            if session_id:
+                sessions.given(
+                    session_id,
+                    [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown],
+                )
+            return {"results": shown}
 
         return await call(found)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,6 +84,26 @@ async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         await _remember_ingest_search_resolve_and_build(session)
     assert "Traceback" not in (tmp_path / "server.log").read_text()
+    # A search given the session id is kept as the session's references, on its latest
+    # message (the reply), beside the message's own direct reference.
+    shown = subprocess.run(
+        [sys.executable, "-m", "lsp_memory", "session", "show", "trip", "--json"],
+        env={
+            **os.environ,
+            "LSP_MEMORY_STORE": str(tmp_path / "store"),
+            "LSP_MEMORY_USER": "ann",
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "PYTHONPATH": str(ROOT),
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    question, reply = json.loads(shown.stdout)["messages"]
+    assert [(r["label"], r["via"]) for r in question["references"]] == [("[[Plan]]", "direct")]
+    searched = {(r["kind"], r["target"]) for r in reply["references"] if r["via"] == "search"}
+    assert ("episode", question["episode_id"]) in searched, searched
 
 
 async def _remember_ingest_search_resolve_and_build(session: ClientSession) -> None:
@@ -115,6 +136,8 @@ async def _remember_ingest_search_resolve_and_build(session: ClientSession) -> N
     assert [r["title"] for r in facts["results"]] == ["I moved to Berlin last month"]
     episodes = await call(session, "search_memory", query="Berlin", search_type="episodes")
     assert episodes["results"][0]["kind"] == "episode"
+    given = await call(session, "search_memory", query="Berlin", session_id="trip", limit=3)
+    assert given["results"]
 
     resolved = await call(session, "resolve", refs=["#2", "@nothing_here", "[[Plan]]"])
     first_ref, missing, note = resolved["results"]
