@@ -128,6 +128,23 @@ def new_claims(store: Path, count: int, seed: int) -> list[dict[str, Any]]:
     return made
 
 
+def machine(load_at_start: float) -> dict[str, Any]:
+    """What a result was measured on: cores, load before and after, Python, the commit."""
+    return {
+        "cpus": os.cpu_count(),
+        "load_at_start": round(load_at_start, 2),
+        "load_at_end": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip(),
+    }
+
+
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "changes": len(report["changes"]),
@@ -179,19 +196,7 @@ def main() -> int:
         results["again"].update(summary(json.loads(out.read_text())))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    results["machine"] = {
-        "cpus": os.cpu_count(),
-        "load_at_start": round(load, 2),
-        "load_at_end": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip(),
-    }
+    results["machine"] = machine(load)
     if args.json:
         print(json.dumps(results, indent=2))
     else:

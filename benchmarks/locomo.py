@@ -40,7 +40,7 @@ from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
 from lsp_memory.services.interchange import import_records
-from lsp_memory.services.search import HybridSearch, Mode
+from lsp_memory.services.search import SHOWN_STATUSES, HybridSearch, Mode
 
 USER = "locomo"
 K = 10
@@ -127,7 +127,7 @@ STUDY: list[Variant] = [
     *[
         (f"minmax w{w} pool{pool}", "hybrid", {"fusion": "minmax", "dense_weight": w, "pool": pool})
         for pool in (50, 100, 200)
-        for w in (0.5, 0.6, 0.7)
+        for w in (0.3, 0.4, 0.5, 0.6, 0.7)
     ],
     *[
         (f"zscore w{w} pool100", "hybrid", {"fusion": "zscore", "dense_weight": w, "pool": 100})
@@ -139,7 +139,45 @@ STUDY: list[Variant] = [
 _ENGINE_OPTIONS = ("fusion", "dense_weight", "pool")
 
 
-def pairs_of(conversation: dict[str, Any]) -> list[tuple[Any, list[str]]]:
+def _score(
+    base: HybridSearch,
+    question: str,
+    *,
+    kind: str,
+    relevant: set[str],
+    variants: Sequence[Variant],
+    totals: dict[str, dict[str, float]],
+) -> None:
+    """Add one question's metrics for every variant to ``totals``."""
+    for name, mode, options in variants:
+        engine = base
+        tuned = {o: options[o] for o in _ENGINE_OPTIONS if o in options}
+        if tuned:
+            engine = HybridSearch(base.text, base.vectors, base.embedder, **tuned)
+        hits = engine.search(
+            question,
+            user=USER,
+            kinds={kind},
+            k=K,
+            mode=mode,
+            diverse=options.get("diverse", False),
+        )
+        for metric, value in metrics([h.id for h in hits], relevant).items():
+            totals[name][metric] += value
+
+
+def _message(turn: dict[str, Any], *, images: bool) -> str:
+    """A turn as the message its reader saw: the speaker, the text and, with ``images``, the
+    picture it shared as its caption (LoCoMo gives each shared image a BLIP caption; the
+    dataset's own agents read turns this way, "… and shared <caption>")."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    caption = turn.get("blip_caption")
+    if images and caption:
+        text += f" [shared {caption}]"
+    return text
+
+
+def pairs_of(conversation: dict[str, Any], *, images: bool = False) -> list[tuple[Any, list[str]]]:
     """The conversation's turns as message pairs (``services.ingest.Pair``), each with the
     dialogue ids of its one or two turns, in order."""
     from lsp_memory.services.ingest import pair_from
@@ -155,22 +193,27 @@ def pairs_of(conversation: dict[str, Any]) -> list[tuple[Any, list[str]]]:
             first, *rest = turns[start : start + 2]
             value: dict[str, Any] = {
                 "contentSessionId": f"{sample}-session-{number}",
-                "userMessage": f"{first['speaker']}: {first['text']}",
+                "userMessage": _message(first, images=images),
                 "timestamp": when,
             }
             if rest:
-                value["assistantResponse"] = f"{rest[0]['speaker']}: {rest[0]['text']}"
+                value["assistantResponse"] = _message(rest[0], images=images)
             found.append((pair_from(value, len(found) + 1), [t["dia_id"] for t in (first, *rest)]))
         number += 1
     return found
 
 
-def run_episodes(data_file: Path, cache: Path | None) -> dict[str, Any]:
+def run_episodes(
+    data_file: Path, cache: Path | None, *, study: bool = False, images: bool = False
+) -> dict[str, Any]:
     """Retrieval of evidence turns over ingested episodes: bm25, dense and hybrid."""
     started = time.perf_counter()
     conversations = json.loads(data_file.read_text(encoding="utf-8"))
-    totals = {name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in DEFAULT}
-    count = episodes = extracted = 0
+    variants = DEFAULT + (STUDY if study else [])
+    totals = {name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in variants}
+    count = episodes = extracted = superseded = 0
+    # Extraction: the questions whose evidence turn produced a claim, searched over claims.
+    over_claims = {"questions": 0, "ndcg@10": 0.0, "recall@10": 0.0, "hit@10": 0.0}
     ingest_seconds = index_seconds = 0.0
     with tempfile.TemporaryDirectory(prefix="lsp-memory-locomo-") as scratch:
         shared_cache = cache or Path(scratch) / "cache"
@@ -180,39 +223,74 @@ def run_episodes(data_file: Path, cache: Path | None) -> dict[str, Any]:
             )
             app = App(config)
             try:
-                pairs = pairs_of(conversation)
+                pairs = pairs_of(conversation, images=images)
                 began = time.perf_counter()
                 results = app.ingester().ingest([pair for pair, _ in pairs])
                 ingest_seconds += time.perf_counter() - began
                 evidence: dict[str, set[str]] = {}
+                from_turns: dict[str, set[str]] = {}  # claim → the turn it was extracted from
                 for result, (_, ids) in zip(results, pairs, strict=True):
                     for episode_id, dia_id in zip(result.episodes, ids, strict=False):
                         evidence[doc_id("episode", episode_id)] = {dia_id}
+                    for claim, replaced in result.claims:
+                        # Only the first turn of a pair (the "user" message) is extracted.
+                        from_turns[doc_id("claim", claim.claim_id)] = {ids[0]}
+                        superseded += len(replaced)
                     extracted += len(result.claims)
                 episodes += len(evidence)
                 began = time.perf_counter()
                 app.keeper.index()
                 index_seconds += time.perf_counter() - began
-                search = app.hybrid_search()
                 for question, relevant in questions_of(conversation, evidence):
-                    for name, mode, _options in DEFAULT:
-                        hits = search.search(question, user=USER, kinds={"episode"}, k=K, mode=mode)
-                        for metric, value in metrics([h.id for h in hits], relevant).items():
-                            totals[name][metric] += value
+                    _score(
+                        app.hybrid_search(),
+                        question,
+                        kind="episode",
+                        relevant=relevant,
+                        variants=variants,
+                        totals=totals,
+                    )
                     count += 1
+                search = app.hybrid_search()
+                for question, relevant in questions_of(conversation, from_turns):
+                    hits = search.search(
+                        question, user=USER, kinds={"claim"}, statuses=SHOWN_STATUSES, k=K
+                    )
+                    found = metrics([h.id for h in hits], relevant)
+                    over_claims["questions"] += 1
+                    over_claims["ndcg@10"] += found["ndcg@10"]
+                    over_claims["recall@10"] += found["recall@10"]
+                    over_claims["hit@10"] += 1.0 if found["recall@10"] else 0.0
             finally:
                 app.close()
     report: dict[str, Any] = {
         name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
         for name, scores in totals.items()
+        if name in {"bm25", "dense", "hybrid"}
+    }
+    if study:
+        report["study"] = {
+            name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
+            for name, scores in totals.items()
+        }
+    asked = max(int(over_claims["questions"]), 1)
+    report["extraction"] = {
+        "claims": extracted,
+        "superseded_on_write": superseded,
+        "questions_with_an_extracted_claim": int(over_claims["questions"]),
+        **{
+            f"hybrid over claims {metric}": round(value / asked, 4)
+            for metric, value in over_claims.items()
+            if metric != "questions"
+        },
     }
     report.update(
         {
             "data": str(data_file),
             "over": "episodes",
+            "images": images,
             "conversations": len(conversations),
             "episodes": episodes,
-            "claims_extracted": extracted,
             "questions": count,
             "ingest_seconds": round(ingest_seconds, 1),
             "index_seconds": round(index_seconds, 1),
@@ -250,21 +328,14 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
                 index_seconds += time.perf_counter() - began
                 base = app.hybrid_search()
                 for question, relevant in questions_of(conversation, evidence):
-                    for name, mode, options in variants:
-                        engine = base
-                        tuned = {o: options[o] for o in _ENGINE_OPTIONS if o in options}
-                        if tuned:
-                            engine = HybridSearch(base.text, base.vectors, base.embedder, **tuned)
-                        hits = engine.search(
-                            question,
-                            user=USER,
-                            kinds={"claim"},
-                            k=K,
-                            mode=mode,
-                            diverse=options.get("diverse", False),
-                        )
-                        for metric, value in metrics([h.id for h in hits], relevant).items():
-                            totals[name][metric] += value
+                    _score(
+                        base,
+                        question,
+                        kind="claim",
+                        relevant=relevant,
+                        variants=variants,
+                        totals=totals,
+                    )
                     count += 1
                 claims += len(evidence)
             finally:
@@ -301,9 +372,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--episodes", action="store_true", help="ingest the turns, search the episodes"
     )
+    parser.add_argument(
+        "--images",
+        action="store_true",
+        help="with --episodes: a turn that shared an image also says its caption",
+    )
     args = parser.parse_args(argv)
     if args.episodes:
-        report = run_episodes(args.data, args.cache)
+        report = run_episodes(args.data, args.cache, study=args.study, images=args.images)
         print(json.dumps(report, indent=2))
         return 0
     report = run(args.data, args.study, args.cache)

@@ -14,6 +14,7 @@ commit. The command line and the language server both sync through it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,6 @@ from lsp_memory.model import Claim, Context, Entity, Note, doc_id, doc_key, note
 from lsp_memory.notes import Vault
 from lsp_memory.store.fulltext import FullTextIndex, TextDoc
 from lsp_memory.store.sqlite import Episode, Store
-from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
     from lsp_memory.services.embedding import VectorSide
@@ -123,30 +123,42 @@ def note_doc(note: Note) -> TextDoc:
     )
 
 
-EPISODE_TITLE = 160
-"""Characters of an episode's text shown as its title (the whole text is its body)."""
-
-
-def episode_doc(episode: Episode) -> TextDoc:
+def episode_doc(episode: Episode, before: str = "") -> TextDoc:
+    """An episode as the index holds it: the message as its body (no title: a title field
+    would count its words twice, and short messages — "Cool! What did it look like?" — rose
+    above the ones that answer), ``before`` (the previous message of its session) as its
+    context."""
     return TextDoc(
         id=doc_id("episode", episode.episode_id),
         kind="episode",
         user=episode.user,
         status="active",
-        title=one_line(episode.text, EPISODE_TITLE),
+        title="",
         body=episode.text,
         keys=(episode.episode_id, episode.session_id),
+        context=before,
         updated=epoch(episode.occurred_at),
     )
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+def statements(text: str) -> str:
+    """``text`` without its questions, or the whole text when it is only questions: what a
+    message's embedding should be close to. A question in a message ("How did it make you
+    feel?") is close to every question a user asks of the memory, and tells nothing."""
+    kept = [s for s in _SENTENCE_END.split(text) if s.strip() and not s.rstrip().endswith("?")]
+    return " ".join(kept) if kept else text
+
+
 def embed_text(doc: TextDoc) -> str:
-    """What the vector side embeds for a document: the claim itself, an episode's text, or a
-    note's title and opening (the model reads 256 tokens at most)."""
+    """What the vector side embeds for a document: the claim itself, an episode's statements,
+    or a note's title and opening (the model reads 256 tokens at most)."""
     if doc.kind == "claim":
         return doc.title
     if doc.kind == "episode":
-        return doc.body[:1200]
+        return statements(doc.body)[:1200]
     return f"{doc.title}\n{doc.body[:1200]}"
 
 
@@ -244,7 +256,9 @@ class Indexer:
         elif kind == "context":
             docs = [context_doc(c) for c in self.store.contexts_by_rows(rows)]
         elif kind == "episode":
-            docs = [episode_doc(e) for e in self.store.episodes_by_rows(rows)]
+            episodes = self.store.episodes_by_rows(rows)
+            before = self.store.previous_messages([e.row for e in episodes])
+            docs = [episode_doc(e, before.get(e.row, "")) for e in episodes]
         else:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]
         report.upserted += self.text.upsert(docs)

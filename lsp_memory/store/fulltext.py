@@ -18,11 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+from lsp_memory.text import one_line
+
+SCHEMA_VERSION = 3
 META_FILE = "lsp-memory-index.json"
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
 _WORD = re.compile(r"[\w-]+")
+CONTEXT_BOOST = 0.5
+"""Weight of a document's ``context`` words (an episode's previous message: "what inspired
+your painting?" before "I painted this after I visited…"). nDCG@10 over LoCoMo's dev turns
+(docs/benchmarks.md), BM25 / hybrid: weight 0 → 0.415 / 0.475, 0.3 → 0.436 / 0.500,
+0.5 → 0.440 / 0.508, 0.6 → 0.440 / 0.511, 1.0 → 0.399 / 0.503 (neighbours outrank the turn)."""
+TITLE_CHARS = 160
+"""A document stored without a title (an episode: a message has none) is shown by this many
+characters of its body."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +46,7 @@ class TextDoc:
     title: str  # a claim's statement, a context's or entity's name, a note's title
     body: str  # everything else worth finding it by
     keys: tuple[str, ...] = ()  # exact handles: friendly id, claim_42, a note's path
+    context: str = ""  # words around it, weighted less: an episode's previous message
     confidence: float = 1.0
     updated: int = 0  # seconds since the epoch, for recency
 
@@ -66,6 +77,7 @@ def _schema() -> Any:
     builder.add_text_field("title", stored=True, tokenizer_name="english")
     builder.add_text_field("body", stored=True, tokenizer_name="english")
     builder.add_text_field("keys", stored=True, tokenizer_name="raw")
+    builder.add_text_field("context", stored=False, tokenizer_name="english")
     builder.add_text_field("prefix", stored=False, tokenizer_name="edge")
     builder.add_float_field("confidence", stored=True, fast=True)
     builder.add_integer_field("updated", stored=True, fast=True)
@@ -139,6 +151,7 @@ class FullTextIndex:
                 status=doc.status,
                 title=doc.title,
                 body=doc.body,
+                context=doc.context,
                 confidence=float(doc.confidence),
                 updated=int(doc.updated),
             )
@@ -242,7 +255,9 @@ class FullTextIndex:
 
     def _parse(self, text: str) -> Any:
         query, _errors = self._index.parse_query_lenient(
-            text, ["title", "body", "keys"], field_boosts={"title": 2.0, "keys": 3.0}
+            text,
+            ["title", "body", "keys", "context"],
+            field_boosts={"title": 2.0, "keys": 3.0, "context": CONTEXT_BOOST},
         )
         return query
 
@@ -316,7 +331,7 @@ def _hit(doc: Any, score: float, snippet: str) -> TextHit:
         id=doc.get_first("id"),
         kind=doc.get_first("kind"),
         score=score,
-        title=doc.get_first("title"),
+        title=doc.get_first("title") or one_line(doc.get_first("body"), TITLE_CHARS),
         snippet=snippet,
         status=doc.get_first("status"),
         confidence=float(doc.get_first("confidence")),

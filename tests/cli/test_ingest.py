@@ -172,3 +172,33 @@ def test_status_counts_what_the_memory_holds(run: Run, tmp_path: Path) -> None: 
     assert set(found["index"]) == {"embedded", "pending"}
     other = json.loads(run("status", "--json", LSP_MEMORY_USER="bob").stdout)
     assert (other["claims"]["total"], other["episodes"]) == (0, 0)
+
+
+def test_a_reply_is_found_by_the_message_it_answers(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """An episode is indexed with its session's previous message as context (weighted less):
+    "Yes, two" answers nothing alone, but it is found by what the question asked."""
+    pairs = [
+        {
+            "contentSessionId": "family",
+            "timestamp": "2026-11-20T10:00:00Z",
+            "userMessage": "Planning the weekend.",
+            "assistantResponse": "Fun! Do you have any children?",
+        },
+        {
+            "contentSessionId": "family",
+            "timestamp": "2026-11-20T10:01:00Z",
+            "userMessage": "Yes, two, Mia and Noor.",
+            "assistantResponse": "Lovely names.",
+        },
+        {
+            "contentSessionId": "other",
+            "timestamp": "2026-11-20T11:00:00Z",
+            "userMessage": "Yes, two, the red ones.",
+        },
+    ]
+    assert run("ingest", write(tmp_path, pairs)).returncode == 0
+    found = run("search", "children", "--kind", "episode", "--mode", "bm25", "--json")
+    titles = [hit["title"] for hit in json.loads(found.stdout)]
+    # The question first (its own words), then the answer (its context's), and not the
+    # other session's "Yes, two", which followed nothing about children.
+    assert titles == ["Fun! Do you have any children?", "Yes, two, Mia and Noor."]

@@ -82,7 +82,7 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
 
 async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
-        await _remember_ingest_search_resolve_and_build(session)
+        given = await _remember_ingest_search_resolve_and_build(session)
     assert "Traceback" not in (tmp_path / "server.log").read_text()
     # A search given the session id is kept as the session's references, on its latest
     # message (the reply), beside the message's own direct reference.
@@ -103,10 +103,14 @@ async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:
     question, reply = json.loads(shown.stdout)["messages"]
     assert [(r["label"], r["via"]) for r in question["references"]] == [("[[Plan]]", "direct")]
     searched = {(r["kind"], r["target"]) for r in reply["references"] if r["via"] == "search"}
-    assert ("episode", question["episode_id"]) in searched, searched
+    assert {(r["kind"], r["id"].split(":", 1)[1]) for r in given} <= searched, searched
+    assert any(kind == "episode" for kind, _ in searched), searched
 
 
-async def _remember_ingest_search_resolve_and_build(session: ClientSession) -> None:
+async def _remember_ingest_search_resolve_and_build(
+    session: ClientSession,
+) -> list[dict[str, Any]]:
+    """Drive the five tools; the results of a search given the session "trip"."""
     first = await call(session, "remember", statement="I live in Lyon")
     assert first["claim"] == "#1" and first["category"] == "identity"
     ingested = await call(
@@ -138,6 +142,7 @@ async def _remember_ingest_search_resolve_and_build(session: ClientSession) -> N
     assert episodes["results"][0]["kind"] == "episode"
     given = await call(session, "search_memory", query="Berlin", session_id="trip", limit=3)
     assert given["results"]
+    results: list[dict[str, Any]] = given["results"]
 
     resolved = await call(session, "resolve", refs=["#2", "@nothing_here", "[[Plan]]"])
     first_ref, missing, note = resolved["results"]
@@ -148,6 +153,7 @@ async def _remember_ingest_search_resolve_and_build(session: ClientSession) -> N
     block = await call(session, "build_context", text="Packing for my trip", session_id="trip")
     assert "I moved to Berlin last month" in block["markdown"]
     assert block["tokens"] <= block["budget"]
+    return results
 
 
 async def test_bad_arguments_are_one_line_tool_errors(tmp_path: Path) -> None:
@@ -161,6 +167,9 @@ async def _bad_arguments(session: ClientSession) -> None:
         session, "search_memory", query="x", search_type="everything"
     )
     assert "limit" in await error(session, "search_memory", query="x", limit="ten")
+    assert "no session 'nope'" in await error(
+        session, "search_memory", query="x", session_id="nope"
+    )
     message = await error(session, "build_context", text="hi", session_id="someone-elses")
     assert message == (
         "Error executing tool build_context: "

@@ -266,6 +266,19 @@ class Lifecycle(StoreBase):
         sql = "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
         return self._episodes(sql, (json.dumps(list(rows)),))
 
+    def previous_messages(self, rows: Sequence[int]) -> dict[int, str]:
+        """The text of the message before each of these episodes in its session (the
+        session's order: time, then arrival), for the rows that have one."""
+        found = self._db.execute(
+            "SELECT e.id, (SELECT p.text FROM episodes p WHERE p.user = e.user "
+            "AND p.session_id = e.session_id AND (p.occurred_at < e.occurred_at "
+            "OR (p.occurred_at = e.occurred_at AND p.id < e.id)) "
+            "ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) "
+            "FROM episodes e WHERE e.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(rows)),),
+        )
+        return {row: text for row, text in found if text is not None}
+
     def _episodes(self, where: str, params: Sequence[Any]) -> list[Episode]:
         rows = self._db.execute(
             "SELECT episode_id, user, session_id, role, text, occurred_at, created_at, source, "

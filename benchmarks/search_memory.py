@@ -1,0 +1,205 @@
+"""The MCP server's ``search_memory`` on a large memory: 100 000 claims + 100 000 episodes.
+
+    python benchmarks/search_memory.py [--cache DIR] [--episodes 100000] [--queries 200] [--json]
+
+1. The claims are the consolidation benchmark's embedded base (``benchmarks/consolidate.py``:
+   the server corpus's 100 000 claims, embedded for real; built once in ``--cache``, about
+   17 minutes, then reused).
+2. A copy of it gains ``--episodes`` messages (half user, half assistant, in sessions of 20),
+   written through the store's own ``add_episodes``, and indexed by the project's indexer
+   (``IndexKeeper.index``). Their vectors: 256 messages embedded for real, the rest noisy copies
+   of those (the exact vector search costs the same whatever the vectors say; embedding 100k
+   messages for real would take another 20 minutes and measure the model, not the search).
+3. ``lsp-memory mcp`` is spawned by the SDK's own client over stdio, asked once to warm up,
+   then ``--queries`` ``search_memory`` calls per ``search_type`` (``all``, ``episodes``,
+   ``facts``), each timed at the client from request to answer.
+
+Target (issue: conversations): p99 ≤ 50 ms on 100k claims + 100k episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from consolidate import embedded_base, environment, machine  # noqa: E402
+from server_corpus import USER  # noqa: E402
+
+from lsp_memory.app import App  # noqa: E402
+from lsp_memory.config import Config  # noqa: E402
+from lsp_memory.services.indexing import embed_text  # noqa: E402
+from lsp_memory.store.catalog import Entry  # noqa: E402
+from lsp_memory.store.sqlite import Episode  # noqa: E402
+from lsp_memory.store.vectors import content_hash  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "extraction.jsonl"
+REAL = 256
+NOISE = 0.05
+TOPICS = (
+    "Lyon", "Berlin", "the garden", "my sister", "the marathon", "Rust", "sourdough", "the move",
+    "my knee", "the budget", "piano lessons", "the conference", "our dog", "the flat", "Oslo",
+)  # fmt: skip
+
+
+def messages(count: int, seed: int) -> list[Episode]:
+    """``count`` episodes: the extraction set's messages, each with a topic and a number so
+    that no two texts are the same."""
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    rng = random.Random(seed)
+    made = []
+    for n in range(count):
+        row = rng.choice(rows)
+        role = "user" if n % 2 == 0 else "assistant"
+        text = row["userMessage"] if role == "user" else row.get("assistantResponse") or "OK."
+        text = f"{text} (about {rng.choice(TOPICS)}, note {n})"
+        when = f"2025-{1 + n // 9000 % 12:02d}-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00Z"
+        made.append(Episode(f"bench-{n}", USER, f"session-{n // 20}", role, text, when, when))
+    return made
+
+
+def add_episodes(work: Path, count: int, seed: int) -> dict[str, Any]:
+    """Store, index and give vectors to ``count`` episodes in the store at ``work``."""
+    config = replace(
+        Config(),
+        store=work / "store",
+        cache=work / "xdg" / "cache" / "lsp-memory",  # where ``environment`` puts it
+        user=USER,
+        vaults=(),
+    )
+    app = App(config)
+    try:
+        started = time.perf_counter()
+        app.store.add_episodes(messages(count, seed))
+        stored = time.perf_counter() - started
+        started = time.perf_counter()
+        report = app.keeper.index(embed=False)
+        indexed = time.perf_counter() - started
+        docs = [d for d in report.text.docs if d.kind == "episode"]
+        side = app.vectors
+        if side is None:
+            raise SystemExit(f"the embedding model cannot be loaded: {app.warnings}")
+        started = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        sample = rng.choice(len(docs), size=min(REAL, len(docs)), replace=False)
+        real = side.embedder.embed([embed_text(docs[i]) for i in sample])
+        matrix = real[rng.integers(0, len(real), size=len(docs))]
+        matrix = matrix + rng.normal(0.0, NOISE, size=matrix.shape).astype(np.float32)
+        matrix[sample] = real
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        hashes = [content_hash(embed_text(d)) for d in docs]
+        side.cache.put_many(side.embedder.model_id, dict(zip(hashes, matrix, strict=True)))
+        side.catalog.mark_embedded(
+            [Entry(d.id, d.user, d.kind, d.status, h) for d, h in zip(docs, hashes, strict=True)]
+        )
+        app.keeper.index()  # the claims' vectors back from the cache into a rebuilt index
+        vectors = time.perf_counter() - started
+        return {
+            "episodes": len(docs),
+            "store_s": round(stored, 1),
+            "index_s": round(indexed, 1),
+            "vectors_s": round(vectors, 1),
+            "status": app.status(),
+        }
+    finally:
+        app.close()
+
+
+def queries(count: int, seed: int) -> list[str]:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    rng = random.Random(seed + 1)
+    words = [w.strip(".,!?") for row in rows for w in row["userMessage"].split() if len(w) > 3]
+    asked = []
+    for _ in range(count):
+        asked.append(" ".join(rng.sample(words, rng.randint(2, 5))))
+    return asked
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    cuts = statistics.quantiles(ordered, n=100, method="inclusive")
+    return {
+        "n": len(ordered),
+        "p50_ms": round(statistics.median(ordered) * 1000, 1),
+        "p90_ms": round(cuts[89] * 1000, 1),
+        "p99_ms": round(cuts[98] * 1000, 1),
+        "max_ms": round(ordered[-1] * 1000, 1),
+    }
+
+
+async def measure(env: dict[str, str], asked: list[str]) -> dict[str, Any]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lsp_memory", "mcp"], env=env, cwd=str(ROOT)
+    )
+    found: dict[str, Any] = {}
+    with Path(os.devnull).open("w") as errors:
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            started = time.perf_counter()
+            await session.call_tool("search_memory", {"query": "warm up"})
+            found["first_answer_s"] = round(time.perf_counter() - started, 2)
+            for search_type in ("all", "episodes", "facts"):
+                samples = []
+                for query in asked:
+                    began = time.perf_counter()
+                    result = await session.call_tool(
+                        "search_memory", {"query": query, "search_type": search_type}
+                    )
+                    samples.append(time.perf_counter() - began)
+                    assert not result.is_error, result.content
+                found[search_type] = percentiles(samples)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", type=Path, help="keep the embedded claims here")
+    parser.add_argument("--claims", type=int, default=100_000)
+    parser.add_argument("--episodes", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    cache = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-"))
+    load = os.getloadavg()[0]
+    base, _built = embedded_base(cache, cache / f"corpus-{args.claims}", args.claims, args.seed)
+    work = Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-run-"))
+    try:
+        shutil.copytree(base, work, dirs_exist_ok=True)
+        results: dict[str, Any] = {"build": add_episodes(work, args.episodes, args.seed)}
+        results.update(asyncio.run(measure(environment(work), queries(args.queries, args.seed))))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    results["machine"] = machine(load)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for name in ("all", "episodes", "facts"):
+            print(f"search_memory {name}: {results[name]}")
+        print(f"first answer after spawn: {results['first_answer_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
