@@ -1,6 +1,7 @@
 """The MCP server's ``search_memory`` on a large memory: 100 000 claims + 100 000 episodes.
 
-    python benchmarks/search_memory.py [--cache DIR] [--episodes 100000] [--queries 200] [--json]
+    python benchmarks/search_memory.py [--cache DIR] [--work DIR] [--episodes 100000]
+        [--queries 200] [--json]
 
 1. The claims are the consolidation benchmark's embedded base (``benchmarks/consolidate.py``:
    the server corpus's 100 000 claims, embedded for real; built once in ``--cache``, about
@@ -180,17 +181,24 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--work", type=Path, help="prepare the store here once and keep it (else a scratch one)"
+    )
     args = parser.parse_args()
     cache = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-"))
     load = os.getloadavg()[0]
     base, _built = embedded_base(cache, cache / f"corpus-{args.claims}", args.claims, args.seed)
-    work = Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-run-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-run-"))
     try:
-        shutil.copytree(base, work, dirs_exist_ok=True)
-        results: dict[str, Any] = {"build": add_episodes(work, args.episodes, args.seed)}
+        prepared = work / "episodes.json"
+        if not prepared.exists():
+            shutil.copytree(base, work, dirs_exist_ok=True)
+            prepared.write_text(json.dumps(add_episodes(work, args.episodes, args.seed)))
+        results: dict[str, Any] = {"build": json.loads(prepared.read_text())}
         results.update(asyncio.run(measure(environment(work), queries(args.queries, args.seed))))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
     results["machine"] = machine(load)
     if args.json:
         print(json.dumps(results, indent=2))

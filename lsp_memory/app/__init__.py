@@ -142,7 +142,7 @@ class App:
         commit (a command line process, the MCP server)."""
         keeper = self.keeper
         if keeper.writing:
-            pending = self.vectors.catalog.counts()[1] if self.vectors is not None else 0
+            pending = self.vectors.catalog.pending_count() if self.vectors is not None else 0
             keeper.index(embed=pending <= 256)
         else:
             keeper.follow(scan=False)

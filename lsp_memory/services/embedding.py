@@ -82,7 +82,7 @@ class VectorSide:
         """Embed queued documents until the queue is empty (or ``stop()`` says so), one
         batch at a time so a caller can interleave other work. Returns how many."""
         done = 0
-        total = done + self.catalog.counts()[1]
+        total = done + self.catalog.pending_count()
         while not (stop is not None and stop()):
             entries = self.catalog.pending(batch)
             if not entries:

@@ -372,7 +372,7 @@ class IndexKeeper:
                     tick = lambda done, total: progress("embedding", done, total)  # noqa: E731
                 report.embedded = side.drain(progress=tick)
             report.vectors = len(side.index)
-            report.pending = side.catalog.counts()[1]
+            report.pending = side.catalog.pending_count()
         report.warnings = self.warnings
         return report
 

@@ -126,5 +126,15 @@ class VectorCatalog:
 
     def counts(self) -> tuple[int, int]:
         """(embedded, pending)."""
-        row = self._db.execute("SELECT count(*) - count(text), count(text) FROM docs").fetchone()
-        return int(row[0]), int(row[1])
+        pending = self.pending_count()
+        (total,) = self._db.execute("SELECT count(*) FROM docs").fetchone()
+        return int(total) - pending, pending
+
+    def pending_count(self) -> int:
+        """How many documents wait for their vector: through the partial index of the
+        queue, so an empty queue costs nothing (counting both sides scanned every row: 30 ms
+        at 207k documents, three times per MCP search)."""
+        (pending,) = self._db.execute(
+            "SELECT count(*) FROM docs INDEXED BY docs_pending WHERE text IS NOT NULL"
+        ).fetchone()
+        return int(pending)
