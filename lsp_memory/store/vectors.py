@@ -24,7 +24,7 @@ import importlib.util
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -443,6 +443,23 @@ class VectorCache:
                 return {}
         return found
 
+    def scan(self, model_id: str) -> Iterator[tuple[str, FloatVector]]:
+        """Every cached vector of ``model_id``, in the file's order: reading them all in
+        sequence took 0.7 s for 207k vectors where looking each up took 6.5 s (a vector
+        overflows its B-tree page, so each lookup reads pages spread over the file)."""
+        with self._lock:
+            if self._db is None:
+                return
+            try:
+                rows = self._db.execute(
+                    "SELECT hash, vector FROM vectors WHERE model_id = ?", (model_id,)
+                )
+                for key, blob in rows:
+                    if isinstance(blob, bytes) and blob and len(blob) % 4 == 0:
+                        yield key, np.frombuffer(blob, dtype="<f4")
+            except sqlite3.DatabaseError as error:
+                self._recover(error)
+
     def put_many(self, model_id: str, items: Mapping[str, npt.NDArray[Any]]) -> None:
         """Store vectors by content hash for ``model_id``, replacing any already there."""
         rows = [
@@ -561,6 +578,41 @@ class VectorIndex:
         self._kind_codes = _Codes({})
         self._status_codes = _Codes({})
         self._lock = threading.RLock()
+
+    def fill(
+        self, rows: Sequence[tuple[str, str, str, str]], matrix: npt.NDArray[np.float32]
+    ) -> None:
+        """Take ``rows`` (doc id, user, kind, status) with their vectors, the first
+        ``len(rows)`` rows of ``matrix``, into this empty index at once: ``matrix`` is
+        adopted (not copied; its spare rows are room for later upserts) and normalised in
+        place. Row by row, loading 207k vectors took 5.7 s."""
+        if self._size:
+            raise ValueError("fill needs an empty index")
+        if matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[1] != self.dim:
+            raise ValueError(f"expected a float32 matrix of {self.dim} columns")
+        if matrix.shape[0] < len(rows):
+            raise ValueError("the matrix has fewer rows than the documents")
+        size = len(rows)
+        with self._lock:
+            for start in range(0, size, 8192):  # in place, a slice at a time: no full copy
+                block = matrix[start : min(size, start + 8192)]
+                block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+            capacity = matrix.shape[0]
+            self._matrix = matrix
+            self._ids = [doc_id for doc_id, _, _, _ in rows]
+            self._rows = {doc_id: row for row, doc_id in enumerate(self._ids)}
+            for name, position, codes in (
+                ("_users", 1, self._user_codes),
+                ("_kinds", 2, self._kind_codes),
+                ("_statuses", 3, self._status_codes),
+            ):
+                # A handful of distinct names: code each once, then map the rows in numpy.
+                names, inverse = np.unique([row[position] for row in rows], return_inverse=True)
+                table = np.array([codes.code(str(n)) for n in names], dtype=np.int32)
+                column = np.zeros(capacity, dtype=np.int32)
+                column[:size] = table[inverse] if size else []
+                setattr(self, name, column)
+            self._size = size
 
     @property
     def capacity(self) -> int:

@@ -4,6 +4,7 @@ vectors cached by content hash."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -160,6 +161,37 @@ def test_the_queue_survives_a_restart(tmp_path: Path) -> None:
     third = make_app(tmp_path)
     assert third.vectors is not None and len(third.vectors.index) == report.pending
     third.close()
+
+
+@pytest.mark.parametrize("scan_from", [0, 10**9])
+def test_vectors_load_from_the_cache_and_a_lost_one_leaves_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan_from: int
+) -> None:
+    """Loaded by one pass over the cache (large memories) or by lookups (small ones): the
+    same index; a document whose vector left the cache leaves the catalog."""
+    from lsp_memory.services import embedding
+
+    monkeypatch.setattr(embedding, "_SCAN_FROM", scan_from)
+    first = make_app(tmp_path)
+    import_records(first.store, KB.read_bytes(), user=USER, source="kb")
+    first.keeper.index()
+    side = first.vectors
+    assert side is not None
+    expected = side.index.search(side.embedder.embed(["sleep"])[0], k=5, user=USER)
+    lost = side.catalog.embedded()[0]
+    first.close()
+    with sqlite3.connect(tmp_path / "cache" / "vectors.sqlite3") as db:
+        db.execute("DELETE FROM vectors WHERE hash = ?", (lost[4],))
+    second = make_app(tmp_path)
+    again = second.vectors
+    assert again is not None
+    assert lost[0] not in again.index
+    assert lost[0] not in {entry[0] for entry in again.catalog.embedded()}
+    kept = [hit for hit in expected if hit[0] != lost[0]]
+    found = again.index.search(again.embedder.embed(["sleep"])[0], k=5, user=USER)
+    assert [doc for doc, _ in found][: len(kept)] == [doc for doc, _ in kept]
+    assert [score for _, score in found][: len(kept)] == pytest.approx([s for _, s in kept])
+    second.close()
 
 
 class CountingEmbedder:

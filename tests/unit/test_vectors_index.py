@@ -178,3 +178,33 @@ def test_search_matches_brute_force(ops: list[Operation], seed: int, k: int) -> 
     assert ids(got) == [doc_id for _, doc_id in expected]
     for (doc_id, score), (negative, _) in zip(got, expected, strict=True):
         assert score == pytest.approx(-negative, abs=1e-5), doc_id
+
+
+def test_fill_gives_the_same_answers_as_upserts_and_keeps_room_for_more() -> None:
+    rows = [
+        ("a1", "ann", "claim", "active"),
+        ("a2", "ann", "claim", "superseded"),
+        ("a3", "ann", "note", "active"),
+        ("m1", "mallory", "claim", "active"),
+    ]
+    vectors = [unit(1, 0), unit(0.9, 0.1), unit(0.8, 0.2), unit(1, 0)]
+    upserted = VectorIndex(DIM)
+    for row, vector in zip(rows, vectors, strict=True):
+        upserted.upsert(*row, vector)
+    matrix = np.zeros((len(rows) + 1, DIM), dtype=np.float32)
+    matrix[: len(rows)] = np.stack(vectors) * 3.0  # not unit: fill normalises
+    filled = VectorIndex(DIM)
+    filled.fill(rows, matrix)
+    query = unit(1, 0.05)
+    for options in ({}, {"kinds": {"claim"}}, {"statuses": {"active"}}):
+        got = filled.search(query, k=5, user="ann", **options)
+        want = upserted.search(query, k=5, user="ann", **options)
+        assert ids(got) == ids(want)
+        assert [score for _, score in got] == pytest.approx([score for _, score in want])
+    assert ids(filled.search(query, k=5, user="mallory")) == ["m1"]
+    filled.upsert("a5", "ann", "claim", "active", unit(1, 0.05))  # the spare row
+    filled.upsert("a6", "ann", "claim", "active", unit(0, 1))  # grows past it
+    assert ids(filled.search(query, k=1, user="ann")) == ["a5"]
+    assert len(filled) == 6
+    with pytest.raises(ValueError, match="empty index"):
+        filled.fill(rows, matrix)
