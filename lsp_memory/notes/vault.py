@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from lsp_memory.model import Note, NoteTarget, Reference
+from lsp_memory.notes.names import NameIndex, names_of
 from lsp_memory.notes.parse import build_note
 from lsp_memory.notes.resolve import resolve_link
 from lsp_memory.notes.snapshot import EMPTY, Snapshot
@@ -58,6 +59,10 @@ class VaultView:
     def notes(self) -> Mapping[str, Note]:
         """Every note, by vault-relative POSIX path (a read-only snapshot)."""
         return MappingProxyType(self._snapshot.notes)
+
+    def names(self) -> NameIndex:
+        """The notes' names, searchable as a user types ``[[`` (built once per snapshot)."""
+        return names_of(self._snapshot)
 
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
         """What ``[[target#heading]]`` names (SPEC §4), first hit wins.

@@ -228,15 +228,14 @@ class Completer:
     # -- [[ ---------------------------------------------------------------------------------
 
     def _notes(self, typed: str, closed: bool) -> list[Candidate]:
-        want = typed.strip().casefold()
         scored: list[tuple[int, str, Note]] = []
         for vault in self.vaults:
-            for note in vault.notes.values():
-                names = [note.title, *note.aliases, note.path.rsplit("/", 1)[-1], note.path]
-                score = min(_match(want, name.casefold()) for name in names)
-                if score < 9:
-                    scored.append((score, note.path, note))
+            notes = vault.notes
+            scored += [
+                (s, path, notes[path]) for s, path in vault.names().matches(typed, LIMIT + 1)
+            ]
         scored.sort(key=lambda item: (item[0], len(item[1]), item[1]))
+        del scored[LIMIT + 1 :]
         end = "" if closed else "]]"
         return [
             Candidate(

@@ -1,0 +1,71 @@
+"""``[[`` completion's name index against the rule it implements (the brute-force scoring it
+replaced: each note's best name, 0 prefix, 1 a word's prefix, 2 substring, 3 letters in
+order), on random names and inputs; and no input makes it slow."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsp_memory.model import Note
+from lsp_memory.notes.names import NameIndex
+
+
+def note(path: str, title: str, aliases: tuple[str, ...] = ()) -> Note:
+    return Note("/v", path, title, aliases, (), False, (), (), "", 0, 0, "")
+
+
+def level(want: str, name: str) -> int:
+    if not want or name.startswith(want):
+        return 0
+    if any(word.startswith(want) for word in re.split(r"[\s/_.-]+", name)):
+        return 1
+    if want in name:
+        return 2
+    letters = iter(name)
+    return 3 if all(char in letters for char in want) else 9
+
+
+def brute_force(notes: dict[str, Note], typed: str) -> list[tuple[int, str]]:
+    want = typed.strip().casefold()
+    scored = []
+    for path, found in notes.items():
+        names = [found.title, *found.aliases, path.rsplit("/", 1)[-1], path]
+        best = min(level(want, name.casefold()) for name in names)
+        if best < 9:
+            scored.append((best, path))
+    return sorted(scored, key=lambda item: (item[0], len(item[1]), item[1]))
+
+
+ALPHABET = "abcAB -_./éÉß"
+names = st.text(ALPHABET, min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.builds(lambda n: f"{n}.md", names), st.tuples(names, st.lists(names, max_size=2))
+    ),
+    st.text(ALPHABET, max_size=4),
+    st.integers(1, 8),
+)
+def test_the_same_notes_in_the_same_order_as_brute_force(
+    made: dict[str, tuple[str, list[str]]], typed: str, enough: int
+) -> None:
+    notes = {path: note(path, title, tuple(aliases)) for path, (title, aliases) in made.items()}
+    expected = brute_force(notes, typed)
+    found = NameIndex(notes).matches(typed, enough)
+    if len(found) < enough:
+        assert found == expected  # every level was searched
+    else:
+        assert found[:enough] == expected[:enough]  # stopped once enough were found
+
+
+def test_no_name_or_input_makes_it_slow() -> None:
+    notes = {f"n{i}.md": note(f"n{i}.md", "a" * 180 + str(i)) for i in range(2000)}
+    started = time.perf_counter()
+    assert NameIndex(notes).matches("a" * 30 + "b", 51) == []
+    assert time.perf_counter() - started < 5  # backtracking would take hours
