@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from lsp_memory.ids import name_key
-from lsp_memory.model import LIVE_STATUSES, Claim, Note
+from lsp_memory.model import LIVE_STATUSES, Claim, Note, doc_key
 from lsp_memory.notes import VaultView
 from lsp_memory.services import tokens
 from lsp_memory.store.fulltext import FullTextIndex
@@ -67,6 +68,9 @@ class Candidate:
     filter: str
     inactive: bool = False  # a non-live claim, a trashed entity, an archived note
 
+
+_name_key = lru_cache(maxsize=16_384)(name_key)
+"""Context names as compared, remembered: every ``@`` keystroke compares all of them."""
 
 _GROUPS = {"context": "0", "claim": "1", "entity": "2", "tag": "3", "domain": "4"}
 
@@ -134,9 +138,14 @@ class Completer:
         if number is not None:
             for claim in self.store.claims_by_number_prefix(user, number.group(1)):
                 add(_claim_candidate(claim, f"@claim_{claim.number}", low, f"{claim.number:09d}"))
-        for context in self.store.contexts(user):
+        matching = [
+            row
+            for row, friendly_id, name in self.store.context_names(user)
+            if friendly_id.lower().startswith(low) or _name_key(name).startswith(low)
+        ]
+        for context in self.store.contexts_by_rows(matching):
             key = name_key(context.name)
-            if context.friendly_id.lower().startswith(low) or key.startswith(low):
+            if context.user == user:
                 order = "0" if context.friendly_id.lower().startswith(low) else "1"
                 add(
                     Candidate(
@@ -186,10 +195,17 @@ class Completer:
             hits = self.text.prefix(
                 prefix, user=user, kinds={"claim", "context", "entity"}, k=LIMIT
             )
+            # The hits' claims in one query (one lookup each took 5 ms for 50).
+            claims = {
+                claim.friendly_id: claim
+                for claim in self.store.claims_by_ids(
+                    user, [doc_key(h.id) for h in hits if h.kind == "claim"], links=False
+                )
+            }
             for rank, hit in enumerate(hits):
                 label = f"@{hit.key}"
                 if hit.kind == "claim":
-                    match = self.store.claim_by_friendly_id(user, hit.key)
+                    match = claims.get(hit.key)
                     if match is not None:
                         add(_claim_candidate(match, label, low, f"{rank:04d}"))
                     continue

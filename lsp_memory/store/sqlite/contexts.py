@@ -34,6 +34,14 @@ class Contexts(StoreBase):
         return [_context(row) for row in rows]
 
     @_translated
+    def context_names(self, user: str) -> list[tuple[int, str, str]]:
+        """(row, friendly id, name) of the user's contexts: what ``@`` completion matches
+        the typed text against (building all 2 000 contexts per keystroke took 11 ms)."""
+        return self._db.execute(
+            "SELECT id, friendly_id, name FROM contexts WHERE user = ? ORDER BY id", (user,)
+        ).fetchall()
+
+    @_translated
     def context_tree(self, user: str) -> tuple[list[ContextNode], list[Context]]:
         """The user's contexts as a forest, each with its count of live claims linked
         directly; and any contexts caught in a parent cycle (which no root reaches)."""
