@@ -15,11 +15,11 @@ letters in order, taking each letter's next occurrence without backtracking (pos
 from __future__ import annotations
 
 import re
-import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 
 from lsp_memory.model import Note
+from lsp_memory.notes.derived import derived
 from lsp_memory.notes.snapshot import Snapshot
 
 _SEPARATORS = r"\s/_.\-"
@@ -96,19 +96,10 @@ def _in_order(want: str) -> re.Pattern[str]:
     return re.compile(re.escape(want[0]) + steps)
 
 
-_LOCK = threading.Lock()
-_BUILT: list[tuple[Snapshot, NameIndex]] = []
-_KEEP = 4  # snapshots whose name index is kept (one per vault, and the one before)
-
-
 def names_of(snapshot: Snapshot) -> NameIndex:
-    """The name index of ``snapshot``, built on first use (at 10 000 notes, tens of ms)."""
-    with _LOCK:
-        for built, index in _BUILT:
-            if built is snapshot:
-                return index
-    index = NameIndex(snapshot.notes)
-    with _LOCK:
-        _BUILT.insert(0, (snapshot, index))
-        del _BUILT[_KEEP:]
-    return index
+    """The name index of ``snapshot``, built on first use (at 10 000 notes, ~70 ms)."""
+    return derived(snapshot, _build)
+
+
+def _build(snapshot: Snapshot) -> NameIndex:
+    return NameIndex(snapshot.notes)

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from lsp_memory.model import Note, NoteTarget, Reference
+from lsp_memory.notes.derived import derived
 from lsp_memory.notes.names import NameIndex, names_of
 from lsp_memory.notes.parse import build_note
 from lsp_memory.notes.resolve import resolve_link
@@ -85,26 +86,30 @@ class VaultView:
 
     def backlinks(self, path: str) -> list[tuple[Note, Reference]]:
         """The links of other notes that resolve to the note at ``path``, by source path and
-        position.
+        position. From the snapshot's reverse links, built on first use: resolving every
+        link of 10 000 notes per hover took 55 ms."""
+        notes = self._snapshot.notes
+        return [
+            (notes[source], link)
+            for source, link in derived(self._snapshot, _reverse_links).get(path, ())
+            if source != path
+        ]
 
-        Resolves every link of every note (linear in the number of links, each resolution a
-        few dictionary lookups): fine for thousands of notes; a reverse index would be the
-        next step.
-        """
-        snapshot = self._snapshot
-        resolved: dict[str, str | None] = {}
-        found: list[tuple[Note, Reference]] = []
-        for source_path in sorted(snapshot.notes):
-            if source_path == path:
-                continue
-            source = snapshot.notes[source_path]
-            for link in source.links:
-                if link.target not in resolved:
-                    note = resolve_link(snapshot, link.target, None).note
-                    resolved[link.target] = note.path if note is not None else None
-                if resolved[link.target] == path:
-                    found.append((source, link))
-        return found
+
+def _reverse_links(snapshot: Snapshot) -> dict[str, list[tuple[str, Reference]]]:
+    """Target path → (source path, link) of every link that resolves, by source path and
+    position; each distinct link text resolved once."""
+    resolved: dict[str, str | None] = {}
+    found: dict[str, list[tuple[str, Reference]]] = {}
+    for source_path in sorted(snapshot.notes):
+        for link in snapshot.notes[source_path].links:
+            if link.target not in resolved:
+                note = resolve_link(snapshot, link.target, None).note
+                resolved[link.target] = note.path if note is not None else None
+            target = resolved[link.target]
+            if target is not None:
+                found.setdefault(target, []).append((source_path, link))
+    return found
 
 
 class Vault(VaultView):
