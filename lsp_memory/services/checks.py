@@ -130,7 +130,7 @@ def _placed(finding: Finding, reference: Reference, severity: str) -> Finding:
 
 def _check(reference: Reference, resolver: Resolver) -> list[Finding]:
     """The findings of one reference, their severity not set yet."""
-    resolution = resolver.resolve(reference)
+    resolution = resolver.resolve(reference, members=False)
     if reference.kind is RefKind.NOTE:
         return _note(reference, resolution, resolver)
     if resolution.error is not None:

@@ -326,7 +326,7 @@ class Describer:
         return found[::-1]
 
     def _children(self, context: Context) -> list[Context]:
-        return [c for c in self.store.contexts(self.user) if c.parent == context.friendly_id]
+        return self.store.child_contexts(self.user, context.friendly_id)
 
     def _context_hover(self, context: Context, claims: Sequence[Claim]) -> str:
         parts = [f"**Context @{context.friendly_id}** · {_md(context.name)}"]
@@ -442,7 +442,7 @@ class Describer:
             t.name: {f.name: f.type for f in t.fields} for t in self.store.entity_types(self.user)
         }
         found: list[tuple[Entity, list[str]]] = []
-        for other in self.store.entities(self.user):
+        for other in self.store.entities_mentioning(self.user, entity.friendly_id):
             if other.friendly_id == entity.friendly_id:
                 continue
             fields: list[str] = []

@@ -270,7 +270,7 @@ class Ingester:
                 continue
             resolver = resolver or self.resolver()
             for reference in found:
-                kind, target = ref_target(resolver.resolve(reference))
+                kind, target = ref_target(resolver.resolve(reference, members=False))
                 rows.append(EpisodeRef(episode.row, "direct", kind, target, reference.text))
         if rows:
             self.store.add_episode_refs(rows)

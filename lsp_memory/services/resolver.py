@@ -58,9 +58,11 @@ class Resolver:
         self.user = user
         self.vaults = vaults
 
-    def resolve(self, reference: Reference) -> Resolution:
-        """Resolve one parsed reference token."""
-        found = self._resolve(reference)
+    def resolve(self, reference: Reference, *, members: bool = True) -> Resolution:
+        """Resolve one parsed reference token. Without ``members`` a context, entity, tag or
+        domain comes without its claims (whether it resolves is all diagnostics ask: loading
+        every claim of 200 references' groups made a 1 000-line check take 191 ms)."""
+        found = self._resolve(reference, members)
         return Resolution(
             found.ref,
             found.kind,
@@ -77,7 +79,7 @@ class Resolver:
     def resolve_all(self, references: tuple[Reference, ...]) -> list[Resolution]:
         return [self.resolve(reference) for reference in references]
 
-    def _resolve(self, reference: Reference) -> Resolution:
+    def _resolve(self, reference: Reference, members: bool = True) -> Resolution:
         text, user, store = reference.text, self.user, self.store
         if reference.kind is RefKind.NOTE:
             return self._note(reference)
@@ -105,19 +107,19 @@ class Resolver:
             user, name_key(target)
         )
         if context is not None:
-            claims = tuple(store.claims_in_context(user, context.context_id))
+            claims = tuple(store.claims_in_context(user, context.context_id)) if members else ()
             return Resolution(text, "context", context.friendly_id, claims, context=context)
         entity = store.entity_by_friendly_id(user, target)
         if entity is not None:
-            claims = tuple(store.claims_of_entity(user, entity.entity_id))
+            claims = tuple(store.claims_of_entity(user, entity.entity_id)) if members else ()
             return Resolution(text, "entity", entity.friendly_id, claims, entity=entity)
         tag = store.tag_by_friendly_id(user, target)
         if tag is not None:
-            claims = tuple(store.claims_with_tag(user, tag.friendly_id))
+            claims = tuple(store.claims_with_tag(user, tag.friendly_id)) if members else ()
             return Resolution(text, "tag", tag.friendly_id, claims, tag=tag)
         domain = _DOMAIN.fullmatch(target)
         if domain and store.domain_exists(user, domain.group(1)):
-            claims = tuple(store.claims_in_domain(user, domain.group(1)))
+            claims = tuple(store.claims_in_domain(user, domain.group(1))) if members else ()
             return Resolution(text, "domain", domain.group(1), claims)
         return not_found(text, target)
 

@@ -271,3 +271,19 @@ def test_write_page_is_read_only_and_writes_only_changes(tmp_path: Path) -> None
     assert stat.S_IMODE(first.stat().st_mode) == 0o444
     assert [p.name for p in first.parent.iterdir()] == ["leaf_ctx.md"]  # no temp files left
     assert Page("domain", "a/../b", "").relative == "domain/a____b.md"
+
+
+def test_sub_contexts_and_referrers_are_the_users_own(kb: Store, describer: Describer) -> None:
+    """Mallory's contexts beneath her own `leaf_ctx`, and her entity naming `alice_ent`, are
+    not ours: the hover's sub-contexts and the page's referrers come from this user only."""
+    for record in (
+        {"kind": "context", "friendly_id": "mal_child", "name": "Mal", "parent": "leaf_ctx"},
+        {"kind": "entity_type", "name": "Team", "fields": [{"name": "lead", "type": "entity_ref"}]},
+        {"kind": "entity", "friendly_id": "mal_team", "name": "Mal Team", "type": "Team",
+         "fields": {"lead": "alice_ent"}},
+    ):  # fmt: skip
+        add_record(kb, record, user="mallory")
+    assert "mal_child" not in hover(describer, "@leaf_ctx")
+    page = describer.page(describer.resolver.resolve(parse_argument("@alice_ent")))
+    assert page is not None
+    assert "mal_team" not in page.text and "@eng_team (Engineering)" in page.text

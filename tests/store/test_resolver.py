@@ -157,3 +157,24 @@ def test_note_links_resolve_against_the_vaults(kb: Store) -> None:
 def test_a_number_too_large_for_the_store_is_unresolved(kb: Store, ref: str) -> None:
     found = Resolver(kb, USER).resolve(parse_argument(ref))
     assert found.error == "No memory or context found with ID: claim_99999999999999999999999"
+
+
+@pytest.mark.parametrize(
+    "ref", ["@mid_ctx", "@my_health_goals", "@health_tag", "@work_domain", "@alice_ent", "#7"]
+)
+def test_without_members_a_group_resolves_the_same_without_its_claims(kb: Store, ref: str) -> None:
+    """What diagnostics ask (does it resolve, to what): the same answer, no claims loaded
+    for a group; a claim still comes with itself."""
+    resolver = Resolver(kb, USER)
+    full = resolver.resolve(parse_argument(ref))
+    bare = resolver.resolve(parse_argument(ref), members=False)
+    assert (bare.kind, bare.id, bare.error, bare.context, bare.entity, bare.tag) == (
+        full.kind,
+        full.id,
+        full.error,
+        full.context,
+        full.entity,
+        full.tag,
+    )
+    assert full.claims
+    assert bare.claims == (full.claims if full.kind == "claim" else ())

@@ -34,6 +34,15 @@ class Contexts(StoreBase):
         return [_context(row) for row in rows]
 
     @_translated
+    def child_contexts(self, user: str, friendly_id: str) -> list[Context]:
+        """The contexts directly beneath the user's context ``friendly_id``, by row (loading
+        all 2 000 contexts to pick them took a context hover 6 ms)."""
+        sql = _CONTEXT_SELECT + (
+            "WHERE x.user = ? AND p.user = ? AND p.friendly_id = ? ORDER BY x.id"
+        )
+        return [_context(row) for row in self._db.execute(sql, (user, user, friendly_id))]
+
+    @_translated
     def context_names(self, user: str) -> list[tuple[int, str, str]]:
         """(row, friendly id, name) of the user's contexts: what ``@`` completion matches
         the typed text against (building all 2 000 contexts per keystroke took 11 ms)."""

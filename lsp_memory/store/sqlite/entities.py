@@ -29,6 +29,14 @@ class Entities(StoreBase):
         return [_entity(row) for row in rows]
 
     @_translated
+    def entities_mentioning(self, user: str, text: str) -> list[Entity]:
+        """The user's entities whose fields contain ``text`` anywhere (a pre-filter: the
+        caller decides what counts), by row. Reading all 5 000 entities' fields to find the
+        few that name one took an entity's page 59 ms."""
+        sql = _ENTITY_SELECT + "WHERE e.user = ? AND instr(e.fields, ?) > 0 ORDER BY e.id"
+        return [_entity(row) for row in self._db.execute(sql, (user, text))]
+
+    @_translated
     def entity_types(self, user: str) -> list[EntityType]:
         rows = self._db.execute(
             "SELECT user, name, fields FROM entity_types WHERE user = ? ORDER BY id", (user,)
