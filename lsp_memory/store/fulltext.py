@@ -20,7 +20,7 @@ from typing import Any
 
 from lsp_memory.text import one_line
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 META_FILE = "lsp-memory-index.json"
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
@@ -47,6 +47,7 @@ class TextDoc:
     body: str  # everything else worth finding it by
     keys: tuple[str, ...] = ()  # exact handles: friendly id, claim_42, a note's path
     context: str = ""  # words around it, weighted less: an episode's previous message
+    version: str = ""  # what it was made from: a note's content hash (unchanged: not rewritten)
     confidence: float = 1.0
     updated: int = 0  # seconds since the epoch, for recency
 
@@ -78,6 +79,7 @@ def _schema() -> Any:
     builder.add_text_field("body", stored=True, tokenizer_name="english")
     builder.add_text_field("keys", stored=True, tokenizer_name="raw")
     builder.add_text_field("context", stored=False, tokenizer_name="english")
+    builder.add_text_field("version", stored=True, tokenizer_name="raw")
     builder.add_text_field("prefix", stored=False, tokenizer_name="edge")
     builder.add_float_field("confidence", stored=True, fast=True)
     builder.add_integer_field("updated", stored=True, fast=True)
@@ -152,6 +154,7 @@ class FullTextIndex:
                 title=doc.title,
                 body=doc.body,
                 context=doc.context,
+                version=doc.version,
                 confidence=float(doc.confidence),
                 updated=int(doc.updated),
             )
@@ -304,12 +307,20 @@ class FullTextIndex:
 
     def ids(self, kind: str) -> set[str]:
         """The ids of every document of ``kind`` (e.g. to find notes gone from a vault)."""
+        return set(self.versions(kind))
+
+    def versions(self, kind: str) -> dict[str, str]:
+        """Every document of ``kind``: its id → its ``version`` (what it was made from)."""
         from tantivy import Query
 
         searcher = self._index.searcher()
         query = Query.term_query(self._schema, "kind", kind)
         hits = searcher.search(query, max(1, searcher.num_docs), count=False).hits
-        return {searcher.doc(address).get_first("id") for _score, address in hits}
+        found = {}
+        for _score, address in hits:
+            doc = searcher.doc(address)
+            found[doc.get_first("id")] = doc.get_first("version") or ""
+        return found
 
     def get(self, ids: Sequence[str]) -> dict[str, TextHit]:
         """Stored fields of the given documents (for ranking dense hits); no snippets."""

@@ -260,3 +260,29 @@ def test_a_damaged_index_folder_is_rebuilt_and_the_store_untouched(app: App) -> 
     assert titles(hits) == ["The Leaf service uses PostgreSQL 16"]
     again.close()
     assert snapshot(app.config.store) == before
+
+
+def test_a_new_process_rewrites_only_the_notes_that_changed(tmp_path: Path) -> None:
+    """A vault's first scan in a process compares each note's content with what the index
+    holds: unchanged notes are not written again, changed ones are, deleted ones leave."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name in ("a", "b", "c"):
+        (vault / f"{name}.md").write_text(f"# {name.upper()}\n\nabout {name}\n", encoding="utf-8")
+    config = replace(
+        Config(), store=tmp_path / "store", cache=tmp_path / "cache", user=USER, vaults=(vault,)
+    )
+    first = App(config)
+    assert first.keeper.index(embed=False).text.upserted == 3
+    first.close()
+    (vault / "b.md").write_text("# B\n\nabout zebras now\n", encoding="utf-8")
+    (vault / "c.md").unlink()
+    second = App(config)
+    report = second.keeper.index(embed=False).text
+    assert (report.upserted, len(report.removed)) == (1, 1)
+    found = second.hybrid_search().search("zebras", user=USER, mode="bm25")
+    assert [hit.title for hit in found] == ["B"]
+    assert second.text_index.ids("note") == {
+        f"note:{note.key}" for note in second.keeper.vaults[0].notes.values()
+    }
+    second.close()
