@@ -3,13 +3,12 @@ path, matched against what was typed at four levels, best first — 0 a name sta
 1 a word of a name does (words split at white space, ``/``, ``_``, ``.``, ``-``), 2 a name
 contains it, 3 a name has its letters in order.
 
-Built once per vault snapshot: every name casefolded, one per line, in one string, searched
-by regular expressions in C instead of a Python loop over every note per keystroke (101 ms
-at 10 000 notes): names that start with the input come from a sorted list by bisection,
-and when they are too few one literal search finds levels 0-2 (where each occurrence starts says
-which), and only when fewer notes than wanted were found does a second pass look for the
-letters in order, taking each letter's next occurrence without backtracking (possessive
-``[^x\\n]*+x``), so no name or input can make it slow.
+Built once per vault snapshot: every name casefolded, one per line, in one string, instead
+of a Python loop over every note per keystroke (101 ms at 10 000 notes). Names that start
+with the input come from a sorted list by bisection; when they are too few, one literal
+search finds levels 0-2 (where each occurrence starts says which); only when still too few
+does a second pass look for the letters in order, taking each letter's next occurrence
+without backtracking (possessive ``[^x\\n]*+x``), so no name or input can make it slow.
 """
 
 from __future__ import annotations

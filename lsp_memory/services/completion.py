@@ -145,19 +145,18 @@ class Completer:
         ]
         for context in self.store.contexts_by_rows(matching):
             key = name_key(context.name)
-            if context.user == user:
-                order = "0" if context.friendly_id.lower().startswith(low) else "1"
-                add(
-                    Candidate(
-                        label=f"@{context.friendly_id}",
-                        kind="context",
-                        insert=f"@{context.friendly_id}",
-                        detail=f"context · {context.name}",
-                        documentation=f"**{context.name}**\n\n{context.description}".strip(),
-                        sort=_sort(order == "0", False, "context", context.friendly_id),
-                        filter=f"@{context.friendly_id} @{key} {context.name}",
-                    )
+            order = "0" if context.friendly_id.lower().startswith(low) else "1"
+            add(
+                Candidate(
+                    label=f"@{context.friendly_id}",
+                    kind="context",
+                    insert=f"@{context.friendly_id}",
+                    detail=f"context · {context.name}",
+                    documentation=f"**{context.name}**\n\n{context.description}".strip(),
+                    sort=_sort(order == "0", False, "context", context.friendly_id),
+                    filter=f"@{context.friendly_id} @{key} {context.name}",
                 )
+            )
         for tag in self.store.tags(user):
             if tag.friendly_id.lower().startswith(low) or tag.name.lower().startswith(low):
                 add(
