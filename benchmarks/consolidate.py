@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import subprocess
@@ -37,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from foundation import machine as machine_at_start  # noqa: E402
 from server_corpus import USER, prepare  # noqa: E402
 
 NEW_TYPES = ("preference", "goal", "identity", "constraint", "project-active")
@@ -128,20 +128,20 @@ def new_claims(store: Path, count: int, seed: int) -> list[dict[str, Any]]:
     return made
 
 
-def machine(load_at_start: float) -> dict[str, Any]:
-    """What a result was measured on: cores, load before and after, Python, the commit."""
+def machine(at_start: dict[str, Any]) -> dict[str, Any]:
+    """What a result was measured on: ``foundation.machine()`` as taken at the start, with
+    the load at the end and the commit."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return {
-        "cpus": os.cpu_count(),
-        "load_at_start": round(load_at_start, 2),
-        "load_at_end": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip(),
+        **at_start,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "commit": commit.stdout.strip(),
     }
 
 
@@ -167,7 +167,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cache = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-consolidate-"))
-    load = os.getloadavg()[0]
+    start = machine_at_start()
     corpus = args.corpus or cache / f"corpus-{args.claims}"
     base, built = embedded_base(cache, corpus, args.claims, args.seed)
     work = Path(tempfile.mkdtemp(prefix="lsp-memory-consolidate-run-"))
@@ -196,7 +196,7 @@ def main() -> int:
         results["again"].update(summary(json.loads(out.read_text())))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    results["machine"] = machine(load)
+    results["machine"] = machine(start)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
