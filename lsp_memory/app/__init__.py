@@ -70,7 +70,15 @@ class App:
 
     @cached_property
     def vaults(self) -> list[Vault]:
-        return [Vault(root, excludes=self.config.excludes) for root in self.config.vaults]
+        """The vaults, each with its last scan saved in the cache folder (a new process
+        reads only the notes changed since)."""
+        excludes = self.config.excludes
+        vaults = []
+        for root in self.config.vaults:
+            key = hashlib.sha1(repr((str(root.resolve()), tuple(excludes))).encode())
+            saved = self.config.cache / "vaults" / f"{key.hexdigest()[:16]}.scan"
+            vaults.append(Vault(root, excludes=excludes, saved=saved))
+        return vaults
 
     # -- derived indexes --------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -24,6 +24,7 @@ from lsp_memory.notes.derived import derived
 from lsp_memory.notes.names import NameIndex, names_of
 from lsp_memory.notes.parse import build_note
 from lsp_memory.notes.resolve import resolve_link
+from lsp_memory.notes.saved import SavedScan
 from lsp_memory.notes.snapshot import EMPTY, Snapshot
 from lsp_memory.notes.walk import Folder, Found, Unreadable
 from lsp_memory.runtime import collector_paused
@@ -115,12 +116,20 @@ def _reverse_links(snapshot: Snapshot) -> dict[str, list[tuple[str, Reference]]]
 class Vault(VaultView):
     """The notes of one folder, kept current; reading it reads its latest snapshot."""
 
-    def __init__(self, root: Path, *, excludes: Sequence[str] = ()) -> None:
+    def __init__(
+        self, root: Path, *, excludes: Sequence[str] = (), saved: Path | None = None
+    ) -> None:
+        """The vault at ``root``; ``saved``: a file where its scans are kept between
+        processes (see :mod:`lsp_memory.notes.saved`), so a first scan reads only the
+        files that changed since."""
         super().__init__(Path(root).resolve(), Folder(root, excludes=excludes), EMPTY)
         self.excludes = tuple(excludes)
         self._root = str(self.root)
         # Paths whose note comes from an editor buffer (update_text), not from the disk.
         self._buffers: set[str] = set()
+        self._saved = None if saved is None else SavedScan(saved, self._root, self.excludes)
+        self._unsaved = False  # the notes read from disk changed since the last save
+        self._first_scan = True
 
     def view(self) -> VaultView:
         """The vault as it is now, for one request: later scans publish new snapshots and
@@ -130,16 +139,42 @@ class Vault(VaultView):
     def scan(self) -> ScanResult:
         """Bring the vault up to date with the disk.
 
-        The first call reads every note. Later calls stat every file, read only those whose
+        The first call reads every note, or, with a saved scan, starts from its notes as the
+        later calls do from the last scan's: they stat every file, read only those whose
         size or mtime changed, and parse only those whose content hash changed (a note whose
-        file did not change stays the very same object). Never raises: problems become
-        warnings.
+        file did not change stays the very same object). A scan that changed anything is
+        saved. Never raises: problems become warnings.
         """
         started = time.perf_counter()
         warnings: list[str] = []
         with collector_paused():
+            loaded = self._load_saved()
             found = self._folder.walk(warnings)
-            return self._refresh(found, None, warnings, started)
+            result = self._refresh(found, None, warnings, started, loaded or ())
+            if loaded is not None:
+                # A first scan reports every note's warnings, read now or before.
+                current = self._snapshot.notes
+                again = {*result.added, *result.changed}
+                kept = [w for p in sorted(current) if p not in again for w in current[p].warnings]
+                result = replace(result, warnings=(*result.warnings, *kept))
+            if self._saved is not None and self._unsaved:
+                self._saved.save({p: n for p, n in self.notes.items() if p not in self._buffers})
+                self._unsaved = False
+            return result
+
+    def _load_saved(self) -> set[str] | None:
+        """On the first scan, publish the saved scan's notes (so readers have them at once)
+        and return the paths to read again whatever their stat says; None without one."""
+        first, self._first_scan = self._first_scan, False
+        if self._saved is None or not first or self._snapshot is not EMPTY:
+            return None
+        found = self._saved.load()
+        if found is None:
+            self._unsaved = True  # nothing usable on disk: save this scan
+            return None
+        notes, racy = found
+        self._publish(notes, ())
+        return racy
 
     def update(self, path: Path) -> ScanResult:
         """Bring one file up to date: changed, created or deleted (an editor's save, a file
@@ -253,6 +288,8 @@ class Vault(VaultView):
             for path in in_scope
             if path not in self._buffers and (path not in found or path in vanished)
         )
+        if put or removed:
+            self._unsaved = True
         self._publish(put, removed)
         return ScanResult(
             added=tuple(sorted(added)),

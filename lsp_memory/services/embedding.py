@@ -16,7 +16,6 @@ from lsp_memory.services.indexing import embed_text
 from lsp_memory.store.catalog import Entry, VectorCatalog
 from lsp_memory.store.fulltext import TextDoc
 from lsp_memory.store.vectors import (
-    FloatVector,
     TextEmbedder,
     VectorCache,
     VectorIndex,
@@ -58,14 +57,16 @@ class VectorSide:
             if first != row:
                 again.append((row, first))
         if len(entries) >= _SCAN_FROM:
-            vectors: Iterable[tuple[str, FloatVector]] = self.cache.scan(self.embedder.model_id)
+            for keys, block in self.cache.scan(self.embedder.model_id, dim):
+                at = np.fromiter((where.get(key, -1) for key in keys), np.intp, len(keys))
+                wanted = at >= 0
+                matrix[at[wanted]] = block[wanted]
+                found[at[wanted]] = True
         else:
-            vectors = self.cache.get_many(self.embedder.model_id, where).items()
-        for key, vector in vectors:
-            at = where.get(key)
-            if at is not None and vector.shape == (dim,):
-                matrix[at] = vector
-                found[at] = True
+            for key, vector in self.cache.get_many(self.embedder.model_id, where).items():
+                if vector.shape == (dim,):
+                    matrix[where[key]] = vector
+                    found[where[key]] = True
         for row, first in again:
             matrix[row], found[row] = matrix[first], found[first]
         kept = [entry[:4] for entry, ok in zip(entries, found, strict=True) if ok]

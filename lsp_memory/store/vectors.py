@@ -355,6 +355,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 _BROKEN = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _CHUNK = 500  # below SQLite's smallest host-parameter limit (999)
+_SCAN_BLOCK = 4096
 
 
 class VectorCache:
@@ -443,10 +444,13 @@ class VectorCache:
                 return {}
         return found
 
-    def scan(self, model_id: str) -> Iterator[tuple[str, FloatVector]]:
-        """Every cached vector of ``model_id``, in the file's order: reading them all in
-        sequence took 0.7 s for 207k vectors where looking each up took 6.5 s (a vector
-        overflows its B-tree page, so each lookup reads pages spread over the file)."""
+    def scan(self, model_id: str, dim: int) -> Iterator[tuple[list[str], FloatMatrix]]:
+        """Every cached ``dim``-long vector of ``model_id``, in the file's order, as blocks
+        of (hashes, matrix with a row per hash): reading them all in sequence took 0.7 s
+        for 207k vectors where looking each up took 6.5 s (a vector overflows its B-tree
+        page, so each lookup reads pages spread over the file), and a block at a time
+        halves what is left of it (one array per block, not per vector)."""
+        width = 4 * dim
         with self._lock:
             if self._db is None:
                 return
@@ -454,9 +458,11 @@ class VectorCache:
                 rows = self._db.execute(
                     "SELECT hash, vector FROM vectors WHERE model_id = ?", (model_id,)
                 )
-                for key, blob in rows:
-                    if isinstance(blob, bytes) and blob and len(blob) % 4 == 0:
-                        yield key, np.frombuffer(blob, dtype="<f4")
+                while block := rows.fetchmany(_SCAN_BLOCK):
+                    kept = [(key, blob) for key, blob in block if len(blob) == width]
+                    data = b"".join(blob for _, blob in kept)
+                    matrix = np.frombuffer(data, dtype="<f4").reshape(len(kept), dim)
+                    yield [key for key, _ in kept], matrix.astype(np.float32, copy=False)
             except sqlite3.DatabaseError as error:
                 self._recover(error)
 

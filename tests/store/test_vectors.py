@@ -188,6 +188,27 @@ def test_cache_round_trip_is_per_model(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_cache_scan_gives_every_vector_of_the_model_in_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "_SCAN_BLOCK", 3)  # blocks end inside the rows
+    rng = np.random.default_rng(2)
+    items = {content_hash(str(i)): rng.standard_normal(8).astype(np.float32) for i in range(10)}
+    with VectorCache(tmp_path / "v.sqlite3") as cache:
+        cache.put_many("m1", items)
+        cache.put_many("m2", {"other": np.ones(8, dtype=np.float32)})
+        cache.put_many("m1", {"short": np.ones(5, dtype=np.float32)})  # not 8 long: skipped
+        got: dict[str, np.ndarray] = {}
+        sizes = []
+        for keys, block in cache.scan("m1", 8):
+            assert block.dtype == np.float32 and block.shape == (len(keys), 8)
+            got.update(zip(keys, block, strict=True))
+            sizes.append(len(keys))
+    assert got.keys() == items.keys() and len(sizes) == 4
+    for key, vector in items.items():
+        assert np.array_equal(got[key], vector)
+
+
 @pytest.mark.parametrize(
     "content",
     [b"this is not a database" * 100, None],

@@ -1,0 +1,157 @@
+"""A vault's scan saved between processes: a new process starts from the saved notes and
+reads only the files whose size or mtime changed (or were modified just before the save);
+a broken, foreign or stale saved file is ignored; unsaved editor buffers are never saved."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from lsp_memory.notes import Vault
+from lsp_memory.notes.saved import RACY_NS, SavedScan
+
+OLD_NS = 1_600_000_000 * 10**9  # 2020: long before any save
+
+
+def write(root: Path, path: str, text: str, *, mtime_ns: int = OLD_NS) -> Path:
+    file = root / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(text, encoding="utf-8")
+    os.utime(file, ns=(mtime_ns, mtime_ns))
+    return file
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    write(folder, "a.md", "---\naliases: [First]\n---\n# Alpha\n\nSee [[Beta#Two|b]] and @x_1.\n")
+    write(folder, "sub/b.md", "# Beta\n\n## Two\n\ntext\n")
+    return folder
+
+
+def test_a_new_vault_starts_from_the_saved_scan_without_reading_unchanged_files(
+    root: Path, tmp_path: Path
+) -> None:
+    saved = tmp_path / "cache" / "v.scan"
+    first = Vault(root, saved=saved)
+    first.scan()
+    assert saved.is_file()
+    # Change a file's text behind the vault's back, keeping its size and mtime: a vault that
+    # reads it would see the new title; one that trusts the saved scan keeps the old note.
+    a = root / "a.md"
+    text = a.read_text().replace("# Alpha", "# Omega")
+    write(root, "a.md", text)
+
+    second = Vault(root, saved=saved)
+    result = second.scan()
+    assert (result.added, result.changed, result.removed) == ((), (), ())
+    assert second.notes["a.md"].title == "Alpha"  # the file was not read again
+    assert second.notes == first.notes  # every field, links and their ranges included
+    assert second.resolve("First").note == first.notes["a.md"]
+
+
+def test_changed_added_and_deleted_files_are_found_against_the_saved_scan(
+    root: Path, tmp_path: Path
+) -> None:
+    saved = tmp_path / "v.scan"
+    Vault(root, saved=saved).scan()
+    write(root, "a.md", "# Changed title\n", mtime_ns=OLD_NS + 10**9)
+    (root / "sub" / "b.md").unlink()
+    write(root, "c.md", "# Gamma\n")
+
+    vault = Vault(root, saved=saved)
+    result = vault.scan()
+    assert (result.added, result.changed, result.removed) == (("c.md",), ("a.md",), ("sub/b.md",))
+    assert sorted(vault.notes) == ["a.md", "c.md"]
+    assert vault.notes["a.md"].title == "Changed title"
+    # That scan was saved in turn: a third process finds nothing new.
+    again = Vault(root, saved=saved).scan()
+    assert (again.added, again.changed, again.removed) == ((), (), ())
+
+
+def test_a_file_modified_just_before_the_save_is_read_again(root: Path, tmp_path: Path) -> None:
+    saved = tmp_path / "v.scan"
+    now = time.time_ns()
+    write(root, "a.md", "# Fresh\n", mtime_ns=now)
+    Vault(root, saved=saved).scan()
+    # Within the same mtime tick, the file changes again (same size, same mtime).
+    write(root, "a.md", "# Frash\n", mtime_ns=now)
+    loaded = SavedScan(saved, str(root.resolve()), ()).load()
+    assert loaded is not None and loaded[1] == {"a.md"}
+    assert now >= time.time_ns() - RACY_NS  # still inside the window this test relies on
+
+    vault = Vault(root, saved=saved)
+    assert vault.scan().changed == ("a.md",)
+    assert vault.notes["a.md"].title == "Frash"
+
+
+def test_a_first_scan_from_a_saved_one_repeats_every_notes_warnings(
+    root: Path, tmp_path: Path
+) -> None:
+    saved = tmp_path / "v.scan"
+    write(root, "broken.md", "---\ntitle: [unclosed\n---\n# Broken\n")
+    first = Vault(root, saved=saved).scan()
+    second = Vault(root, saved=saved).scan()
+    found = [w for w in first.warnings if w.startswith("broken.md")]
+    assert found and [w for w in second.warnings if w.startswith("broken.md")] == found
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.write_bytes(b""),
+        lambda path: path.write_bytes(path.read_bytes()[:-100]),
+        lambda path: path.write_bytes(b"not marshal at all"),
+        lambda path: path.write_bytes(__import__("marshal").dumps(("other", 1, 2))),
+        lambda path: path.write_bytes(__import__("marshal").dumps([1, 2, 3])),
+    ],
+    ids=["empty", "truncated", "garbage", "foreign header", "wrong shape"],
+)
+def test_a_broken_saved_scan_is_ignored_and_replaced(
+    root: Path, tmp_path: Path, damage: object
+) -> None:
+    saved = tmp_path / "v.scan"
+    expected = Vault(root, saved=saved)
+    expected.scan()
+    damage(saved)  # type: ignore[operator]
+    vault = Vault(root, saved=saved)
+    result = vault.scan()
+    assert result.added == ("a.md", "sub/b.md")  # read from disk, as without a saved scan
+    assert vault.notes == expected.notes
+    assert SavedScan(saved, str(root.resolve()), ()).load() is not None  # saved afresh
+
+
+def test_other_excludes_or_another_folder_do_not_use_the_saved_scan(
+    root: Path, tmp_path: Path
+) -> None:
+    saved = tmp_path / "v.scan"
+    Vault(root, saved=saved).scan()
+    assert SavedScan(saved, str(root.resolve()), ("sub",)).load() is None
+    assert SavedScan(saved, str(tmp_path), ()).load() is None
+    excluded = Vault(root, excludes=("sub",), saved=saved)
+    assert excluded.scan().added == ("a.md",)
+
+
+def test_unsaved_editor_buffers_are_not_saved(root: Path, tmp_path: Path) -> None:
+    saved = tmp_path / "v.scan"
+    vault = Vault(root, saved=saved)
+    vault.scan()
+    vault.update_text(root / "a.md", "# Typed, not saved\n")
+    write(root, "c.md", "# Gamma\n")  # so that the next scan saves
+    vault.scan()
+    later = Vault(root, saved=saved)
+    later.scan()
+    assert later.notes["a.md"].title == "Alpha"
+    assert "c.md" in later.notes
+
+
+def test_an_unwritable_cache_folder_only_costs_the_saving(root: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    vault = Vault(root, saved=blocker / "v.scan")
+    result = vault.scan()
+    assert result.added == ("a.md", "sub/b.md")
