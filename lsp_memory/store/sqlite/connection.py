@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Self, TypeVar
@@ -69,6 +69,24 @@ class StoreBase:
         self._db = connection
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
+        self._remembered: dict[Hashable, tuple[tuple[int, int], object]] = {}
+
+    def stamp(self) -> tuple[int, int]:
+        """Differs whenever the store may have changed since it was taken: a commit through
+        any other connection (``PRAGMA data_version``) or a change through this one."""
+        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        return version, self._db.total_changes
+
+    def remembered(self, key: Hashable, compute: Callable[[], R]) -> R:
+        """``compute()``, computed again only once the store has changed (``stamp``): for
+        what every keystroke would otherwise read in full. Per connection, so per thread."""
+        stamp = self.stamp()
+        found = self._remembered.get(key)
+        if found is not None and found[0] == stamp:
+            return found[1]  # type: ignore[return-value]
+        value = compute()
+        self._remembered[key] = (stamp, value)
+        return value
 
     # -- life cycle -------------------------------------------------------------------------
 
