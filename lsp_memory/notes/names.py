@@ -31,7 +31,11 @@ class NameIndex:
     def __init__(self, notes: Mapping[str, Note]) -> None:
         lines: list[str] = []
         self._paths: list[str] = []
-        for path, note in notes.items():
+        # Notes in their order within a level (shorter path, then path), so the last pass
+        # can stop as soon as it has found enough: the next ones could only rank lower.
+        self._shortest = sorted(notes, key=lambda path: (len(path), path))
+        for path in self._shortest:
+            note = notes[path]
             names = {note.title, *note.aliases, path.rsplit("/", 1)[-1], path}
             for name in sorted(names):
                 lines.append(" ".join(name.casefold().splitlines()))
@@ -42,13 +46,13 @@ class NameIndex:
         for line in lines:
             self._starts.append(offset)
             offset += len(line) + 1
-        self._shortest = sorted(notes, key=lambda path: (len(path), path))
         self._sorted = sorted(zip(lines, self._paths, strict=True))
 
     def matches(self, typed: str, enough: int) -> list[tuple[int, str]]:
         """``(level, path)`` of the notes whose names match ``typed`` (casefolded here),
         by level, then shorter path, then path; complete up to the level at which at least
-        ``enough`` notes were found (a note's level is its best name's)."""
+        ``enough`` notes were found, and at the last level (letters in order) the first ones
+        in that order until there are ``enough`` (a note's level is its best name's)."""
         want = typed.strip().casefold()
         if not want:
             return [(0, path) for path in self._shortest[:enough]]
@@ -82,6 +86,8 @@ class NameIndex:
         if len(found) < enough:
             for match in _in_order(want).finditer(text):
                 found.setdefault(paths[bisect_right(starts, match.start()) - 1], 3)
+                if len(found) >= enough:
+                    break  # the names are in level order: any further match ranks lower
         return sorted(
             ((level, path) for path, level in found.items()),
             key=lambda item: (item[0], len(item[1]), item[1]),
