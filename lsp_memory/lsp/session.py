@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +42,9 @@ duration (and every ``SYNC_SECONDS`` at the most): on 10 000 notes a sync with a
 events from the editor and ``reindex`` rescan at once."""
 REQUEST_WORKERS = 2
 """Threads for slow requests: one per core here; more would only queue on the GIL."""
+KEPT_BLOCKS = 32
+"""Context blocks kept, one per document, the least recently built dropped first (each
+holds its document's text; closed documents are not reported here)."""
 
 
 class Session:
@@ -68,6 +71,8 @@ class Session:
         self._edits: dict[Path, str | None] = {}  # open notes' latest unsaved text
         self._edits_lock = threading.Lock()
         self._workers = ThreadPoolExecutor(REQUEST_WORKERS, thread_name_prefix="lsp-memory")
+        self._blocks: dict[str, tuple[Hashable, ContextBlock]] = {}  # uri → key, block
+        self._blocks_lock = threading.Lock()  # both workers build blocks
         # What from_client was given, to rebuild the settings when the editor's change.
         self.origin: tuple[dict[str, Any] | None, tuple[Path, ...]] = (None, ())
         self.overrides = dict(overrides or {})  # the command line's settings
@@ -122,8 +127,38 @@ class Session:
         **options: Any,
     ) -> ContextBlock:
         """The context block of an open document (``build-context``'s options), open notes
-        as ``buffers`` (file path → text) has them."""
+        as ``buffers`` (file path → text) has them. The last block of each document is kept
+        (``KEPT_BLOCKS``) and given again while nothing it depends on has changed — the
+        text, the options, the open buffers, the store and the indexes — so the code lens
+        and ``lspMemory.buildContext`` build a block once per change, not once each."""
+        key = (
+            document.text,
+            document.language_id,
+            repr(sorted(options.items())),
+            tuple(sorted(buffers.items())),
+            reads.store_version(),
+            self.generation,
+        )
+        uri = document.uri or ""
+        with self._blocks_lock:
+            kept = self._blocks.get(uri)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        block = self._build(reads, document, buffers, dict(options))
+        with self._blocks_lock:
+            self._blocks.pop(uri, None)
+            self._blocks[uri] = (key, block)
+            while len(self._blocks) > KEPT_BLOCKS:
+                self._blocks.pop(next(iter(self._blocks)))
+        return block
 
+    def _build(
+        self,
+        reads: Snapshot,
+        document: Document,
+        buffers: Mapping[str, str],
+        options: dict[str, Any],
+    ) -> ContextBlock:
         def note_text(note: Note) -> str:
             text = buffers.get(str(Path(note.vault) / note.path))
             return read_note(note) if text is None else text

@@ -7,10 +7,12 @@ encoding is loaded once per process (~0.2 s) and only when a block is first buil
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Protocol
 
 TOKENIZER = "o200k_base"
+REMEMBERED_CHARS = 512
+"""Texts up to this long have their counts remembered (see ``Encoding``)."""
 
 
 class TokenCounter(Protocol):
@@ -34,10 +36,17 @@ class Encoding:
     def __init__(self, encoding: Any, name: str) -> None:
         self._encoding = encoding
         self.name = name
+        # Short texts — claim lines, completion details, headings — come back request after
+        # request, and counting one costs ~50 µs in pure Python (a context block counts
+        # ~300 pieces): their counts are remembered (at most ~16 MB of text).
+        self._short = lru_cache(maxsize=32_768)(self._count)
 
-    def count(self, text: str) -> int:
+    def _count(self, text: str) -> int:
         # encode_ordinary: a "<|endoftext|>" in a note is text, never an error.
         return len(self._encoding.encode_ordinary(text)) if text else 0
+
+    def count(self, text: str) -> int:
+        return self._short(text) if len(text) <= REMEMBERED_CHARS else self._count(text)
 
     def head(self, text: str, tokens: int) -> str:
         if tokens <= 0 or not text:

@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+import uuid
 from typing import Any
 
 import pytest
@@ -176,6 +177,34 @@ async def test_build_context_returns_the_context_block(client: LanguageClient) -
     assert tight["over_budget"] is True and tight["tokens"] > 20
     assert [line for line in tight["markdown"].splitlines() if "[REFERENCED" in line] == referenced
     assert tight["dropped"]
+
+
+async def test_a_block_asked_again_follows_a_write_by_another_process(
+    client: LanguageClient,
+) -> None:
+    """The server keeps each document's last block while nothing it depends on changes; a
+    claim pinned by the CLI in another process changes the store, so the next block has it."""
+    uri = (WORK / "kept-block.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text="Plans with @leaf_ctx.\n"
+            )
+        )
+    )
+    first = await command(client, "lspMemory.buildContext", uri)
+    assert first == await command(client, "lspMemory.buildContext", uri)
+    statement = f"I water the balcony plants every {uuid.uuid4().hex[:8]}"  # new per client
+    assert statement not in first["markdown"]
+    subprocess.run(
+        [sys.executable, "-m", "lsp_memory", "claim", "add", statement, "--pin"],
+        env=ENV,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    again = await command(client, "lspMemory.buildContext", uri)
+    assert "- [GLOBAL PINNED] [" in again["markdown"] and statement in again["markdown"]
 
 
 async def test_a_code_lens_shows_the_blocks_size(client: LanguageClient) -> None:

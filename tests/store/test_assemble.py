@@ -27,13 +27,16 @@ from lsp_memory.config import Config, Tier, Tiers
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.services.context import (
     ENTITY_NOTES,
+    MEMORY,
     PINNED_NOTES,
     Assembler,
     ContextBlock,
     referenced_lines,
 )
 from lsp_memory.services.interchange import add_record, import_records
+from lsp_memory.services.records import Records
 from lsp_memory.services.tokens import o200k
+from lsp_memory.store.sqlite import open_store
 from tests.conftest import DATA, KB, USER
 
 CONTEXT = DATA / "context"
@@ -430,3 +433,28 @@ def test_semantic_tier_finds_by_meaning_and_keeps_near_duplicates_once(tmp_path:
         assert first["number"] != 1
     finally:
         app.close()
+
+
+# -- what a block reads once per store change --------------------------------------------------
+
+
+@pytest.mark.parametrize("through", ["this connection", "another connection"])
+def test_a_block_built_again_shows_what_was_written_in_between(
+    tmp_path: Path, through: str
+) -> None:
+    """Pinned claims and the typed and recent tiers are read once per store change: a claim
+    written between two builds (here, or by another process) is in the second block."""
+    fresh = make_app(tmp_path)
+    text = "Plans for the week."
+    before = build(fresh, text)
+    statement = "I always keep Sunday evenings free for family"
+    assert statement not in before.markdown
+    with open_store(tmp_path / "store") as other:
+        store = fresh.store if through == "this connection" else other
+        Records(store, USER).add_claim(statement, claim_type="preference", pinned=True)
+        Records(store, USER).add_claim("I started learning the cello", claim_type="goal")
+    after = build(fresh, text)
+    labels = {item["statement"]: item["label"] for item in section(after, MEMORY)}
+    assert labels.get(statement) == "GLOBAL PINNED", after.markdown
+    assert labels.get("I started learning the cello") == "AUTO"  # the newest claim
+    fresh.close()

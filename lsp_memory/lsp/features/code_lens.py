@@ -3,15 +3,15 @@ its context block against the budget — ``context: 1234 / 1500 tokens`` — run
 ``lspMemory.buildContext`` when clicked. The block is built by the same service as
 ``build-context``, so the figure is the one the command gives.
 
-A block takes 0.1–0.4 s on 100k claims (docs/benchmarks.md), so it is built in a worker
-thread and kept per document: asked again for the same text of the document, with the store
-and the indexes unchanged, the lens is the one built before. (The text, not the version: a
+A block takes tens of milliseconds on 100k claims (docs/benchmarks.md), so it is built in a
+worker thread, and the session keeps the last block of each document: asked again for the
+same text of the document, with the store and the indexes unchanged, the lens (and
+``lspMemory.buildContext``) gives the block built before. (The text, not the version: a
 document closed and opened again starts at version 1 whatever it says.)
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -24,19 +24,9 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
 
 BUILD = "lspMemory.buildContext"
-KEPT = 32
-"""Lenses kept (one per document, the least recently built dropped first): each holds its
-document's text, and closed documents are not reported to this feature."""
-
-_Key = tuple[int, str, int, int]
-"""What a lens depends on: the session, the document's text, the store's last change and the
-indexes' generation."""
 
 
 def register(server: MemoryServer) -> None:
-    built: dict[str, tuple[_Key, list[types.CodeLens]]] = {}  # uri → key, lens
-    lock = threading.Lock()  # two worker threads build lenses
-
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(
         ls: MemoryServer, params: types.CodeLensParams
@@ -45,37 +35,22 @@ def register(server: MemoryServer) -> None:
         documents = ls.workspace.text_documents
         doc = open_document(documents, params.text_document.uri)
         if session is None or doc is None or not session.ready.is_set():
-            with lock:
-                built.pop(params.text_document.uri, None)
             return None
         if not refs.parse_document(doc.source, doc.language_id, doc.uri).references:
-            with lock:
-                built.pop(doc.uri, None)
             return None
         document, buffers = as_document(doc), open_texts(documents)
 
         def lens(reads: Snapshot) -> list[types.CodeLens]:
-            key = (id(session), document.text, reads.store_version(), session.generation)
-            with lock:
-                cached = built.get(document.uri or "")
-            if cached is not None and cached[0] == key:
-                return cached[1]
             block = session.build_context(reads, document, buffers)
             title = f"context: {block.tokens} / {block.budget} tokens"
             if block.over_budget:
                 title += " (over budget: referenced claims alone)"
             top = types.Position(line=0, character=0)
-            found = [
+            return [
                 types.CodeLens(
                     range=types.Range(start=top, end=top),
                     command=types.Command(title=title, command=BUILD, arguments=[doc.uri]),
                 )
             ]
-            with lock:
-                built.pop(document.uri or "", None)
-                built[document.uri or ""] = (key, found)
-                while len(built) > KEPT:
-                    built.pop(next(iter(built)))
-            return found
 
         return await session.run(lens)

@@ -16,7 +16,7 @@ from lsp_memory.services.context.budget import fit
 from lsp_memory.services.context.claims import add_labelled, add_referenced
 from lsp_memory.services.context.entities import add_entities
 from lsp_memory.services.context.notes import add_documents, pin_notes, read_note
-from lsp_memory.services.context.tiers import add_automatic, anchor
+from lsp_memory.services.context.tiers import add_automatic, anchor, remembered
 from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.services.search import HybridSearch
 from lsp_memory.services.tokens import TokenCounter, o200k
@@ -88,7 +88,8 @@ class Assembler:
             add_labelled(
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
             )
-        add_labelled(build, "GLOBAL PINNED", store.pinned_claims(user), store=store, user=user)
+        pins = remembered(store, "pinned_claims", user)
+        add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
         for resolution in pinned:
             add_labelled(
                 build, "CONV PINNED", resolution.claims, resolution.ref, store=store, user=user
