@@ -57,6 +57,9 @@ from server_inputs import (
 
 from lsp_memory.app import App
 from lsp_memory.config import Config
+from lsp_memory.model import doc_id
+from lsp_memory.notes import Vault
+from lsp_memory.services.indexing import embed_text, note_doc
 
 # Targets from the issue.
 TARGET_COMPLETION_P99_MS = 15.0
@@ -573,14 +576,29 @@ DRAIN_CASES = {
 
 
 def while_embedding(bench: Bench, samples: int) -> dict[str, Any]:
-    """A few cases on a server whose notes wait to be embedded: the text index copied into
-    a cache without vectors, so its background thread embeds the 10 000 notes meanwhile."""
+    """A few cases on a server whose notes wait to be embedded: the text index and the
+    embedding queue copied into a cache without vectors, every note in the queue again with
+    its text, so its background thread embeds the 10 000 notes meanwhile. (Copying the text
+    index alone no longer does: a server now writes, and queues, only notes whose content
+    differs from the index's.)"""
     prepared, work = bench.prepared, bench.work
     app = App(replace(Config(), store=prepared.store, cache=prepared.cache, user=USER))
     index_folder = app.index_folder
     cache_home = work / "drain-cache"
     target = cache_home / "lsp-memory" / index_folder.relative_to(prepared.cache)
     shutil.copytree(index_folder / "fulltext", target / "fulltext")
+    vault = Vault(prepared.vault)
+    vault.scan()
+    texts = [
+        (embed_text(note_doc(note)), doc_id("note", note.key)) for note in vault.notes.values()
+    ]
+    with (
+        sqlite3.connect(index_folder / "queue.sqlite3") as source,
+        sqlite3.connect(target / "queue.sqlite3") as queue,
+    ):
+        source.backup(queue)
+        queue.executemany("UPDATE docs SET text = ? WHERE doc_id = ?", texts)
+    del vault, texts
     client = Client(SERVER, prepared.env(cache_home), work / "drain.stderr")
     try:
         client.initialize(prepared.vault, bench.capabilities)
