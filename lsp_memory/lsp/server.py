@@ -57,6 +57,7 @@ class MemoryServer(LanguageServer):
         super().__init__(name="lsp-memory", version=__version__, protocol_cls=MemoryProtocol)
         self.session: Session | None = None
         self.overrides = dict(overrides or {})
+        self.files_watched = False  # the client reports changes to Markdown files
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A body that is not JSON is answered, not shown; the rest as pygls does."""

@@ -40,6 +40,11 @@ RESCAN_FACTOR = 10
 duration (and every ``SYNC_SECONDS`` at the most): on 10 000 notes a sync with a rescan took
 ~0.4 s of the GIL, and rescanning every 2 s slowed every request (docs/benchmarks.md). File
 events from the editor and ``reindex`` rescan at once."""
+WATCHED_RESCAN_SECONDS = 60.0
+"""How often the vaults are rescanned unasked when the editor reports file changes for all
+of them (every vault inside a workspace folder, the client watching): only in case an event
+was missed. A rescan of 10 000 notes holds the interpreter ~60 ms, and every 2 s that set
+the p99 of the requests it overlapped."""
 REQUEST_WORKERS = 2
 """Threads for slow requests: one per core here; more would only queue on the GIL."""
 KEPT_BLOCKS = 32
@@ -76,6 +81,7 @@ class Session:
         # What from_client was given, to rebuild the settings when the editor's change.
         self.origin: tuple[dict[str, Any] | None, tuple[Path, ...]] = (None, ())
         self.overrides = dict(overrides or {})  # the command line's settings
+        self._watched = False  # the editor reports changes to every vault's files
 
     @classmethod
     def from_client(
@@ -210,7 +216,7 @@ class Session:
     def _follow(self) -> None:
         """The indexing thread's loop after the first sync, until ``close``."""
         keeper = self.app.keeper
-        next_scan = 0.0
+        scanned, took = time.monotonic(), 0.0  # the first sync has just scanned the vaults
         while not self._stop.is_set():
             try:
                 with self._edits_lock:
@@ -218,7 +224,10 @@ class Session:
                 if edits and keeper.index_buffers(edits) is not None:
                     self.generation += 1
                 started = time.monotonic()
-                scan = self._files.is_set() or started >= next_scan
+                pause = max(SYNC_SECONDS, RESCAN_FACTOR * took)
+                if self._watched:
+                    pause = max(pause, WATCHED_RESCAN_SECONDS)
+                scan = self._files.is_set() or started >= scanned + pause
                 if scan:
                     self._files.clear()
                 # Taking the writer over from another process that exited syncs in full:
@@ -227,8 +236,8 @@ class Session:
                 if not keeper.text.writable or report.text.upserted or report.text.deleted:
                     self.generation += 1
                 if scan:
-                    took = time.monotonic() - started
-                    next_scan = time.monotonic() + max(SYNC_SECONDS, RESCAN_FACTOR * took)
+                    scanned = time.monotonic()
+                    took = scanned - started
                 # One model per process, opened here; requests search with it once open.
                 side = self.app.vectors if keeper.text.writable else None
                 if side is not None and side.drain(
@@ -280,6 +289,15 @@ class Session:
         with self._edits_lock:
             self._edits[path] = text
         self.poke()
+
+    def files_watched(self) -> None:
+        """The editor now reports changes to Markdown files in its workspace folders: when
+        every vault is inside one, rescan unasked only every ``WATCHED_RESCAN_SECONDS``."""
+        folders = [folder.resolve() for folder in self.origin[1]]
+        self._watched = bool(folders) and all(
+            any(vault.resolve().is_relative_to(folder) for folder in folders)
+            for vault in self.config.vaults
+        )
 
     def poke(self, *, files: bool = False) -> None:
         """Ask the indexing thread to sync now (a claim was added); with ``files``, to

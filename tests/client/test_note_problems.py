@@ -1,5 +1,6 @@
 """A note that cannot be read as written gets a diagnostic, is still indexed, and the server
-keeps serving; a note created while the server runs is picked up by its rescans."""
+keeps serving; a note created while the server runs is picked up: at once when the editor
+reports it, by the periodic rescan when the editor cannot watch files."""
 
 from __future__ import annotations
 
@@ -22,7 +23,14 @@ async def test_broken_front_matter_is_a_diagnostic_and_the_note_still_indexed(
     note.write_text(BROKEN, encoding="utf-8")
     try:
         uri = note.as_uri()
-        for _ in range(100):  # the indexing thread rescans every 2 seconds
+        # As an editor watching the workspace does (a client that watches files is not
+        # rescanned for a minute; one that does not, every 2 seconds).
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)]
+            )
+        )
+        for _ in range(100):
             result = await client.workspace_execute_command_async(
                 types.ExecuteCommandParams(
                     command="lspMemory.search", arguments=["Broken Front Matter", "note", 5]

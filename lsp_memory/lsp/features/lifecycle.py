@@ -91,6 +91,8 @@ def register(server: MemoryServer) -> None:
                     message="lsp-memory: settings changed; reindexing",
                 )
             )
+            if ls.files_watched:
+                fresh.files_watched()
             await _start(ls, fresh)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -221,6 +223,10 @@ async def _watch_notes(ls: MemoryServer) -> None:
         )
     except Exception as error:
         _warn(ls, f"file watching unavailable ({error}); rescanning instead")
+        return
+    ls.files_watched = True
+    if ls.session is not None:
+        ls.session.files_watched()
 
 
 def _finished(
