@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,12 @@ class TextDoc:
     version: str = ""  # what it was made from: a note's content hash (unchanged: not rewritten)
     confidence: float = 1.0
     updated: int = 0  # seconds since the epoch, for recency
+
+
+SHORT_PREFIX = 2
+"""Prefixes of at most this many letters have their answers kept until the next reload."""
+SHORT_KEPT = 512
+"""How many such answers are kept (least recently asked dropped first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +128,10 @@ class FullTextIndex:
         self._schema = index.schema
         self._writer = writer
         self.rebuilt = rebuilt  # True when this open created it afresh: a full build is due
+        # Answers to the shortest prefixes, for the searcher they came from (see ``prefix``).
+        self._generation = 0  # counts reloads: a cached answer is for one generation
+        self._short: OrderedDict[tuple[Any, ...], list[TextHit]] = OrderedDict()
+        self._short_lock = threading.Lock()
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -178,7 +190,7 @@ class FullTextIndex:
         """Make the changes durable and visible, then record ``meta`` (e.g. how far the index
         has followed the store) beside it. A crash between the two replays a few changes."""
         self._need_writer().commit()
-        self._index.reload()
+        self.reload()
         if meta is not None:
             _write_meta(self.folder, {**self.meta, **meta, "schema": SCHEMA_VERSION})
 
@@ -197,6 +209,9 @@ class FullTextIndex:
     def reload(self) -> None:
         """See the latest commit, whichever process made it."""
         self._index.reload()
+        with self._short_lock:
+            self._generation += 1
+            self._short.clear()
 
     def __len__(self) -> int:
         return int(self._index.searcher().num_docs)
@@ -299,11 +314,29 @@ class FullTextIndex:
         words = [w.lower()[:_PREFIX_MAX] for w in _WORD.findall(typed)]
         if not words:
             return []
+        # One or two letters match a large share of every record (the first keystrokes after
+        # `@`: ~3 ms a search on 107k records), and there are few such prefixes: their
+        # answers are kept until the next reload.
+        short = sum(map(len, words)) <= SHORT_PREFIX
+        key = (tuple(words), user, frozenset(kinds or ()), frozenset(statuses or ()), k)
+        if short:
+            with self._short_lock:
+                generation, kept = self._generation, self._short.get(key)
+                if kept is not None:
+                    self._short.move_to_end(key)
+                    return list(kept)
         schema = self._schema
         query = Query.boolean_query(
             [(Occur.Must, Query.term_query(schema, "prefix", word)) for word in words]
         )
-        return self._run(query, self._filters(user, kinds, statuses), k, None)
+        found = self._run(query, self._filters(user, kinds, statuses), k, None)
+        if short:
+            with self._short_lock:
+                if generation == self._generation:  # not reloaded meanwhile
+                    self._short[key] = found
+                    while len(self._short) > SHORT_KEPT:
+                        self._short.popitem(last=False)
+        return list(found)
 
     def ids(self, kind: str) -> set[str]:
         """The ids of every document of ``kind`` (e.g. to find notes gone from a vault)."""

@@ -100,6 +100,36 @@ def test_prefix_completion(index: FullTextIndex) -> None:
     assert index.prefix("zzz", user="ann") == []
 
 
+def test_short_prefixes_are_kept_until_the_next_reload(
+    index: FullTextIndex, tmp_path: Path
+) -> None:
+    """The answers to one- and two-letter prefixes are kept, but never across a commit or a
+    reload: a record written since is in the next answer, in this process and in a reader
+    that has reloaded."""
+    reader = open_index(tmp_path / "fulltext")  # another process's view: it cannot write
+    assert not reader.writable
+    for typed in ("p", "pr", "prefer"):
+        assert {h.id for h in index.prefix(typed, user="ann", kinds={"claim"})} == {
+            "claim:1",
+            "claim:2",
+        }
+        assert {h.id for h in reader.prefix(typed, user="ann", kinds={"claim"})} == {
+            "claim:1",
+            "claim:2",
+        }
+    new = TextDoc("claim:9", "claim", "ann", "active", "I prefer tea", "", ("prefer_tea_1111",))
+    index.upsert([new])
+    index.commit()
+    assert "claim:9" in ids(index.prefix("p", user="ann", kinds={"claim"}))
+    assert "claim:9" in ids(index.prefix("pr", user="ann", kinds={"claim"}))
+    reader.reload()
+    assert "claim:9" in ids(reader.prefix("p", user="ann", kinds={"claim"}))
+    changed = index.prefix("p", user="ann")
+    changed.clear()  # a caller's list is its own
+    assert ids(index.prefix("p", user="ann"))
+    assert index.prefix("p", user="ann", kinds={"entity"}) == []  # the key holds the filters
+
+
 def test_upsert_replaces_and_delete_removes(index: FullTextIndex) -> None:
     changed = TextDoc("claim:1", "claim", "ann", "active", "I prefer afternoon meetings", "")
     index.upsert([changed])
