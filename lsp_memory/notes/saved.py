@@ -8,9 +8,9 @@ written whole (to a temporary file, then renamed) and read whole; a missing, tru
 foreign or older file is ignored and the vault is read from disk as before. Nothing here
 raises: a failed save is logged and skipped.
 
-The format is :mod:`marshal` of plain tuples (5× faster to read than JSON here). marshal is
-not meant for untrusted data; the file lives in the user's own cache folder, where it is as
-trusted as the code that wrote it.
+The format is :mod:`marshal` of plain tuples (10 000 notes: 28 MB, read and decoded in
+~0.2 s). marshal is not meant for untrusted data; the file lives in the user's own cache
+folder, where it is as trusted as the code that wrote it.
 """
 
 from __future__ import annotations
