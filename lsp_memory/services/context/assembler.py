@@ -88,7 +88,7 @@ class Assembler:
             add_labelled(
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
             )
-        pins = remembered(store, "pinned_claims", user)
+        pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
         add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
         for resolution in pinned:
             add_labelled(
