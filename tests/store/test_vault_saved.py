@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from lsp_memory.notes import Vault
+from lsp_memory.notes import saved as saved_module
 from lsp_memory.notes.saved import RACY_NS, SavedScan
 
 OLD_NS = 1_600_000_000 * 10**9  # 2020: long before any save
@@ -73,16 +75,20 @@ def test_changed_added_and_deleted_files_are_found_against_the_saved_scan(
     assert (again.added, again.changed, again.removed) == ((), (), ())
 
 
-def test_a_file_modified_just_before_the_save_is_read_again(root: Path, tmp_path: Path) -> None:
+def test_a_file_modified_just_before_the_save_is_read_again(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     saved = tmp_path / "v.scan"
     now = time.time_ns()
     write(root, "a.md", "# Fresh\n", mtime_ns=now)
+    write(root, "sub/b.md", "# Beta\n", mtime_ns=now - RACY_NS - 1)  # just outside the window
+    # The save's clock reads one second after the write, however slow this machine is.
+    monkeypatch.setattr(saved_module, "time", SimpleNamespace(time_ns=lambda: now + 10**9))
     Vault(root, saved=saved).scan()
     # Within the same mtime tick, the file changes again (same size, same mtime).
     write(root, "a.md", "# Frash\n", mtime_ns=now)
     loaded = SavedScan(saved, str(root.resolve()), ()).load()
     assert loaded is not None and loaded[1] == {"a.md"}
-    assert now >= time.time_ns() - RACY_NS  # still inside the window this test relies on
 
     vault = Vault(root, saved=saved)
     assert vault.scan().changed == ("a.md",)
