@@ -42,7 +42,8 @@ from lsp_memory.store.vectors import Embedder, VectorCache
 __all__ = ["App", "IndexReport", "Snapshot"]
 
 PAGES = "pages"
-"""The folder of generated record pages, inside the store's index folder."""
+"""The folder of generated record pages, inside the store's index folder (one subfolder per
+user: two users' records may share a friendly id)."""
 
 
 class App:
@@ -90,8 +91,10 @@ class App:
 
     @property
     def pages(self) -> Path:
-        """Where go-to-definition writes a record's read-only page."""
-        return self.index_folder / PAGES
+        """Where go-to-definition writes this user's records' read-only pages: a folder of
+        their own, so another user's page of the same friendly id is another file."""
+        user = hashlib.sha1(self.config.user.encode()).hexdigest()[:16]
+        return self.index_folder / PAGES / user
 
     @cached_property
     def text_index(self) -> FullTextIndex:

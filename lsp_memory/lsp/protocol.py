@@ -43,8 +43,9 @@ class MemoryProtocol(LanguageServerProtocol):
 
 
 def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bool:
-    """Answer a body that is not JSON with ``ParseError`` (null id); whether it was one."""
-    if not isinstance(error, json.JSONDecodeError):
+    """Answer a body that is not JSON (or not UTF-8) with ``ParseError`` (null id); whether
+    it was one."""
+    if not isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
         return False
     problem = JsonRpcParseError(f"{JsonRpcParseError.MESSAGE}: {error}")
     protocol._send_response(None, error=problem.to_response_error())  # type: ignore[arg-type]

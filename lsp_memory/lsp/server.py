@@ -6,9 +6,14 @@ client (``window/logMessage``, ``window/showMessage``) or to stderr.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import sys
+import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
@@ -27,6 +32,7 @@ from lsp_memory.lsp.features import (
     rename,
     symbols,
 )
+from lsp_memory.lsp.framing import serve_stream
 from lsp_memory.lsp.protocol import MemoryProtocol, answer_parse_error, configure_logging
 from lsp_memory.lsp.session import Session
 
@@ -47,6 +53,8 @@ FEATURES = (
 )
 """Every capability module, registered in this order."""
 
+logger = logging.getLogger(__name__)
+
 
 class MemoryServer(LanguageServer):
     """The lsp-memory language server; ``session`` exists from ``initialize`` on.
@@ -58,6 +66,27 @@ class MemoryServer(LanguageServer):
         self.session: Session | None = None
         self.overrides = dict(overrides or {})
         self.files_watched = False  # the client reports changes to Markdown files
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio until the client exits or the stream ends. A broken message
+        header (see ``framing``) stops the server: one line on stderr, exit code 1."""
+        self._stop_event = stop = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        broken = None
+        try:
+            broken = asyncio.run(
+                serve_stream(stop, reader, self.protocol, self._report_server_error)
+            )
+        except BrokenPipeError:
+            logger.error("the client closed the connection: stopping")
+        except (KeyboardInterrupt, SystemExit):  # ``exit``: as pygls, the process ends
+            pass
+        finally:
+            self.shutdown()
+        if broken:
+            logger.error("stopping: a broken message from the client: %s", broken)
+            raise SystemExit(1)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A body that is not JSON is answered, not shown; the rest as pygls does."""

@@ -12,6 +12,8 @@ import sys
 import threading
 from typing import IO, Any
 
+import pytest
+
 from tests.client.conftest import ENV, VAULT, WORK, prepare
 
 TIMEOUT = 30.0
@@ -129,3 +131,63 @@ def test_malformed_messages_get_errors_and_the_server_keeps_serving() -> None:
     stderr = channel.process.stderr.read().decode("utf-8", "replace")
     assert "Traceback" not in stderr, stderr
     assert all(line.startswith("lsp-memory: ") for line in stderr.splitlines()), stderr
+
+
+def _initialized(channel: Channel) -> None:
+    params = {"processId": None, "rootUri": VAULT.as_uri(), "capabilities": {}}
+    channel.send({"id": 1, "method": "initialize", "params": params})
+    assert "capabilities" in channel.response(1)["result"]
+    channel.send({"method": "initialized", "params": {}})
+
+
+SHUTDOWN = b'{"jsonrpc": "2.0", "id": 2, "method": "shutdown"}'
+
+
+@pytest.mark.parametrize(
+    ("stream", "said"),
+    [
+        (b"Content-Length: abc\r\n\r\n" + SHUTDOWN, "a Content-Length that is not a size"),
+        (b"Content-Type: application/json\r\n\r\n" + SHUTDOWN, "without a Content-Length"),
+        (b"Content-Length: 12\r\n\r\n" + SHUTDOWN, "not a header line"),  # shorter than it
+        (b"Content-Length: 99999999999\r\n\r\n", "a Content-Length that is not a size"),
+    ],
+    ids=["not-a-number", "missing", "shorter-than-the-body", "too-large"],
+)
+def test_a_broken_header_stops_the_server_with_one_line(stream: bytes, said: str) -> None:
+    """The server never waits forever on a stream it cannot read: it exits (code 1) with
+    one line saying why, and the editor restarts it."""
+    prepare()
+    channel = Channel()
+    try:
+        _initialized(channel)
+        assert channel.process.stdin is not None
+        later = b'{"jsonrpc": "2.0", "id": 3, "method": "shutdown"}'  # the next request
+        channel.process.stdin.write(stream + b"Content-Length: %d\r\n\r\n" % len(later) + later)
+        channel.process.stdin.flush()
+        assert channel.process.wait(timeout=TIMEOUT) == 1
+    finally:
+        if channel.process.poll() is None:
+            channel.process.kill()
+        channel.process.wait()
+    assert channel.process.stderr is not None
+    stderr = channel.process.stderr.read().decode("utf-8", "replace")
+    lines = [line for line in stderr.splitlines() if "broken message" in line]
+    assert len(lines) == 1 and said in lines[0], stderr
+    assert "Traceback" not in stderr, stderr
+
+
+def test_a_body_that_is_not_utf8_is_answered_and_the_server_goes_on() -> None:
+    prepare()
+    channel = Channel()
+    try:
+        _initialized(channel)
+        channel.send_raw(b'{"jsonrpc": "2.0", "id": 2, "method": "\xff\xfe"}')
+        assert channel.response(None)["error"]["code"] == -32700
+        channel.send({"id": 3, "method": "shutdown"})
+        assert channel.response(3).get("result") is None
+        channel.send({"method": "exit"})
+        assert channel.process.wait(timeout=TIMEOUT) == 0
+    finally:
+        if channel.process.poll() is None:
+            channel.process.kill()
+        channel.process.wait()
