@@ -106,6 +106,16 @@ def new_uuid() -> str:
     return str(uuid.uuid4())
 
 
+_IMPORTED = uuid.UUID("5b1f3c4e-8f7a-4d2b-9c61-0e4a7d9b2f10")
+
+
+def user_uuid(user: str, given: str) -> str:
+    """The id ``user`` stores a record under when another user of the store already holds
+    the id ``given`` in an imported file: derived from both, so the same file imported again
+    meets the same id."""
+    return str(uuid.uuid5(_IMPORTED, f"{user}\0{given}"))
+
+
 _SECONDS_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _STORED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 

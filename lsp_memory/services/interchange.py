@@ -204,6 +204,8 @@ class _UserPlan:
     entities: dict[str, tuple[int, Entity]] = field(default_factory=dict)
     claims: list[tuple[int, Claim]] = field(default_factory=list)
     claim_ids: dict[str, int] = field(default_factory=dict)
+    # Ids given in the file that another user holds → the new ids they are stored under.
+    renamed: dict[str, str] = field(default_factory=dict)
     # Friendly ids taken in the store or earlier in the file, per kind.
     taken: dict[str, set[str]] = field(default_factory=dict)
 
@@ -482,25 +484,36 @@ class _Importer:
                     bad(f"{link} refers to unknown claim {target!r}")
 
     def check_uuids(self) -> None:
-        """Ids given in the file are unique in it and not yet used in the store, by any user
-        (claim ids given twice are caught line by line in ``claim``)."""
-        plans = self.plans.values()
-        tables: list[tuple[str, str, list[tuple[int, Any]]]] = [
-            ("claims", "claim_id", [r for p in plans for r in p.claims]),
-            ("contexts", "context_id", [r for p in plans for r in p.contexts.values()]),
-            ("entities", "entity_id", [r for p in plans for r in p.entities.values()]),
-        ]
-        for table, key, records in tables:
-            given: dict[str, int] = {}
-            for number, record in records:
-                value = getattr(record, key)
-                if value in given and table != "claims":
-                    self.problems.append((number, f"{table[:-1]}: duplicate {key} {value!r}"))
-                given.setdefault(value, number)
-            for value in self.store.taken_uuids(table, [v for v in given if v]):
-                self.problems.append(
-                    (given[value], f"{table[:-1]}: {key} {value!r} is already in the store")
-                )
+        """Ids given in the file are unique in it and not yet this user's in the store (claim
+        ids given twice are caught line by line in ``claim``). An id another user holds is
+        stored as an id derived from it and this user (``ids.user_uuid``), so importing the
+        same file again is refused the same way and nothing says what another user has."""
+        for plan in self.plans.values():
+            tables: list[tuple[str, str, list[tuple[int, Any]]]] = [
+                ("claims", "claim_id", plan.claims),
+                ("contexts", "context_id", list(plan.contexts.values())),
+                ("entities", "entity_id", list(plan.entities.values())),
+            ]
+            for table, key, records in tables:
+                given: dict[str, int] = {}
+                for number, record in records:
+                    value = getattr(record, key)
+                    if value in given and table != "claims":
+                        self.problems.append((number, f"{table[:-1]}: duplicate {key} {value!r}"))
+                    given.setdefault(value, number)
+                owners = self.store.uuid_owners(table, [v for v in given if v])
+                theirs = {
+                    v: ids.user_uuid(plan.user, v) for v, o in owners.items() if o != plan.user
+                }
+                derived = self.store.uuid_owners(table, theirs.values())
+                for value, number in given.items():
+                    mine = owners.get(value) == plan.user
+                    if mine or (value in theirs and derived.get(theirs[value]) == plan.user):
+                        self.problems.append(
+                            (number, f"{table[:-1]}: {key} {value!r} is already in the store")
+                        )
+                    elif value in theirs:
+                        plan.renamed[value] = theirs[value]
 
     # -- the batch --------------------------------------------------------------------------
 
@@ -510,14 +523,26 @@ class _Importer:
         for plan in self.plans.values():
             batch.entity_types += [t for _, t in plan.types.values()]
             batch.tags += [t for _, t in plan.tags.values()]
-            batch.contexts += [c for _, c in plan.contexts.values()]
-            batch.entities += [e for _, e in plan.entities.values()]
+            new = plan.renamed
+            batch.contexts += [
+                replace(c, context_id=new[c.context_id]) if c.context_id in new else c
+                for _, c in plan.contexts.values()
+            ]
+            batch.entities += [
+                replace(e, entity_id=new[e.entity_id]) if e.entity_id in new else e
+                for _, e in plan.entities.values()
+            ]
             taken = plan.keys.claim_friendly_ids | {c.friendly_id for _, c in plan.claims}
             last = max([plan.keys.last_number, *(c.number for _, c in plan.claims)])
             for _, claim in plan.claims:
                 changes: dict[str, Any] = {}
                 if not claim.claim_id:
                     changes["claim_id"] = ids.new_uuid()
+                for link in ("claim_id", "superseded_by", "merged_into"):
+                    if getattr(claim, link) in new:
+                        changes[link] = new[getattr(claim, link)]
+                if any(source in new for source in claim.derived_from):
+                    changes["derived_from"] = tuple(new.get(s, s) for s in claim.derived_from)
                 if not claim.number:
                     last += 1
                     changes["number"] = last

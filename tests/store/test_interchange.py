@@ -274,3 +274,40 @@ def test_lineage_fields_round_trip_and_are_left_out_when_unset(kb: Store, tmp_pa
         _import(empty, first.encode(), user="someone-else")
         second = "\n".join(export_records(empty, USER))
     assert second == first
+
+
+def test_ids_another_user_holds_are_neither_refused_nor_revealed(kb: Store) -> None:
+    """Importing as bob a claim whose id mallory holds reads
+    exactly as importing fresh ids: same outcome, same refusal on a second import — the
+    message never depends on what another user has."""
+    theirs = {"claim": "00000000-0000-4000-b000-000000000001"}  # mallory's in kb.jsonl
+    fresh = "11111111-2222-4333-8444-555555555555"
+    lines = [
+        {"kind": "claim", "statement": "Bob's first", "claim_id": theirs["claim"]},
+        {"kind": "claim", "statement": "Bob's second", "claim_id": fresh},
+        {
+            "kind": "claim",
+            "statement": "Bob's third",
+            "derived_from": [theirs["claim"]],
+            "superseded_by": theirs["claim"],
+            "status": "superseded",
+        },
+    ]
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    before = {c.claim_id: c.statement for c in kb.claims_by_ids("mallory", [theirs["claim"]])}
+    _import(kb, data, user="bob")
+    bobs = {c.statement: c for c in kb.claims("bob")}
+    assert set(bobs) == {"Bob's first", "Bob's second", "Bob's third"}
+    assert bobs["Bob's second"].claim_id == fresh
+    first = bobs["Bob's first"].claim_id
+    assert first != theirs["claim"]  # stored under an id of bob's own …
+    assert bobs["Bob's third"].superseded_by == first  # … and the file's links follow it
+    assert bobs["Bob's third"].derived_from == (first,)
+    after = {c.claim_id: c.statement for c in kb.claims_by_ids("mallory", [theirs["claim"]])}
+    assert after == before == {theirs["claim"]: "MALLORY: the Leaf service uses MySQL"}
+    for line in lines[:2]:  # again: both refused alike
+        with pytest.raises(ImportFailed) as caught:
+            _import(kb, json.dumps(line).encode(), user="bob")
+        assert caught.value.problems == [
+            f"line 1: claim: claim_id {line['claim_id']!r} is already in the store"
+        ]

@@ -86,16 +86,19 @@ class BulkWrites(Entities):
         )
 
     @_translated
-    def taken_uuids(self, table: str, candidates: Iterable[str]) -> set[str]:
+    def uuid_owners(self, table: str, candidates: Iterable[str]) -> dict[str, str]:
         """Which of ``candidates`` are already ids of ``table`` (claims, contexts, entities),
-        for any user: ids are unique across users."""
+        and whose: an id is unique in the store, across users."""
         column = {"claims": "claim_id", "contexts": "context_id", "entities": "entity_id"}[table]
         wanted = list(candidates)
-        found: set[str] = set()
+        found: dict[str, str] = {}
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
-            sql = f"SELECT {column} FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))})"
-            found.update(row[0] for row in self._db.execute(sql, chunk))
+            sql = (
+                f"SELECT {column}, user FROM {table} "
+                f"WHERE {column} IN ({', '.join('?' * len(chunk))})"
+            )
+            found.update((row[0], row[1]) for row in self._db.execute(sql, chunk))
         return found
 
     @_translated
