@@ -309,6 +309,8 @@ class Renamer:
         new_name = follow_name(name, note.title, title)
         if new_name is None or new_name == name:
             return None
+        if new_name.startswith("."):
+            raise BadName(f"the file would be named {new_name}, a hidden file the vault skips")
         source = Path(note.vault) / note.path
         destination = source.with_name(new_name)
         if destination.exists() and not _same_file(source, destination):
@@ -334,7 +336,7 @@ def valid_id(new_name: str) -> str:
     if found[0].claim_number is not None:
         raise BadName(f"@{new} names claim {found[0].claim_number} by its number")
     if new.endswith("_domain"):
-        raise BadName(f"@{new}: ids ending in _domain name domains (SPEC §2)")
+        raise BadName(f"@{new}: ids ending in _domain name domains")
     return new
 
 
@@ -350,6 +352,8 @@ def valid_title(new_name: str) -> str:
             f"{title!r}: a note title cannot hold {bad.group()!r} "
             "([[links]] would not reach it; / names a path)"
         )
+    if not title.strip("."):
+        raise BadName(f"{title!r}: a note title cannot be only dots ([[..]] never resolves)")
     return title
 
 

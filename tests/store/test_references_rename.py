@@ -427,6 +427,8 @@ def test_a_note_title_that_names_another_note_or_cannot_be_linked_is_refused(
         ("a/b", "cannot hold '/'"),
         ("x|y", "cannot hold '|'"),
         ("  ", "cannot be empty"),
+        ("..", "cannot be only dots"),
+        (".", "cannot be only dots"),
     ]:
         with pytest.raises(BadName, match=message):
             Renamer(resolver).rename(mentions, link, title, [], move_files=True)
