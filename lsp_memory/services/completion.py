@@ -33,7 +33,7 @@ class Typed:
 
     kind: Literal["memory", "number", "note", "heading"]
     prefix: str  # what follows the trigger (or the heading part after '#')
-    start: int  # where the replaced text starts in the line: the '@'/'#', or after '[['
+    start: int  # where the replaced text starts: the '@'/'#', after '[[', or after '[[Note#'
     note: str = ""  # for headings: the note target
     closed: bool = False  # for notes: ']]' already follows the cursor
 
@@ -44,9 +44,10 @@ def typed_at(line: str, column: int) -> Typed | None:
     note = _NOTE.search(before)
     if note is not None:
         closed = line[column:].startswith("]]")
+        if note.group(3) is not None:  # only the heading after '#' is replaced
+            target = note.group(2).strip()
+            return Typed("heading", note.group(3), note.start(3), note=target, closed=closed)
         start = note.start() + len(note.group(1)) + 2
-        if note.group(3) is not None:
-            return Typed("heading", note.group(3), start, note=note.group(2).strip(), closed=closed)
         return Typed("note", note.group(2), start, closed=closed)
     for pattern, kind in ((_MEMORY, "memory"), (_NUMBER, "number")):
         found = pattern.search(before)

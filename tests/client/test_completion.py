@@ -41,6 +41,21 @@ async def complete(
     return list(result.items)
 
 
+def applied(client: LanguageClient, line: str, item: types.CompletionItem) -> str:
+    """``line`` after the editor applies ``item`` with the cursor at its end: what the
+    user ends up with."""
+    edit = item.text_edit
+    assert isinstance(edit, types.TextEdit), item
+    assert edit.range.start.line == edit.range.end.line
+
+    def index(character: int) -> int:  # a position in the client's encoding → str index
+        unit, size = ("utf-8", 1) if utf8(client) else ("utf-16-le", 2)
+        return len(line.encode(unit)[: character * size].decode(unit))
+
+    start, end = index(edit.range.start.character), index(edit.range.end.character)
+    return line[:start] + edit.new_text + line[end:]
+
+
 def labels(items: list[types.CompletionItem]) -> list[str]:
     return [item.label for item in sorted(items, key=lambda i: i.sort_text or i.label)]
 
@@ -55,6 +70,7 @@ async def test_at_completes_contexts_claims_and_tags_by_prefix(client: LanguageC
     assert isinstance(item.text_edit, types.TextEdit)
     assert item.text_edit.range.start == types.Position(line=0, character=14)
     assert item.text_edit.new_text == "@leaf_ctx"
+    assert applied(client, "Tell me about @leaf", item) == "Tell me about @leaf_ctx"
     retracted = next(i for i in items if i.label == "@leaf_retracted_a003")
     assert list(retracted.tags or ()) == [types.CompletionItemTag.Deprecated]
     assert found.index("@leaf_retracted_a003") > found.index("@leaf_contested_a002")
@@ -76,8 +92,10 @@ async def test_at_finds_claims_by_statement_words(client: LanguageClient) -> Non
 
 
 async def test_hash_completes_claim_numbers(client: LanguageClient) -> None:
-    found = labels(await complete(client, "see #4"))
+    items = await complete(client, "see #4")
+    found = labels(items)
     assert found[:2] == ["#4", "#42"]
+    assert applied(client, "see #4", next(i for i in items if i.label == "#42")) == "see #42"
     assert labels(await complete(client, "(#1"))[:3] == ["#1", "#10", "#11"]
 
 
@@ -89,8 +107,16 @@ async def test_brackets_complete_notes_and_headings(client: LanguageClient) -> N
     assert first.text_edit.new_text == "Project Plan]]"
     assert first.text_edit.range.start == types.Position(line=0, character=7)
     assert "Nested Note" not in labels(items)
+    assert applied(client, "Read [[proj", first) == "Read [[Project Plan]]"
     assert "Deep Note" in labels(await complete(client, "[[nest"))  # by alias
-    assert labels(await complete(client, "[[Project Plan#mile")) == ["Milestones"]
+    headings = await complete(client, "See [[Project Plan#mile")
+    assert labels(headings) == ["Milestones"]
+    assert applied(client, "See [[Project Plan#mile", headings[0]) == (
+        "See [[Project Plan#Milestones]]"
+    )
+    assert headings[0].filter_text == "Milestones"  # matched against the replaced '#mile'
+    headings = await complete(client, "[[project-plan#")
+    assert applied(client, "[[project-plan#", headings[0]).startswith("[[project-plan#")
 
 
 async def test_nothing_in_code_or_after_a_word(client: LanguageClient) -> None:
