@@ -1,4 +1,4 @@
-"""The command line (SPEC §5): a composition root over ``app``.
+"""The command line: a composition root over ``app``.
 
 User errors print one line on stderr (``lsp-memory: error: …``) and exit 1; usage errors exit
 2 (argparse); nothing prints a traceback unless ``LSP_MEMORY_DEBUG`` is set.
@@ -35,6 +35,8 @@ from lsp_memory.services.search import SHOWN_STATUSES, hit_record
 from lsp_memory.text import one_line
 
 PROG = "lsp-memory"
+MAX_HITS = 1000
+"""The most hits `search -k` asks for."""
 Handler = Callable[[App, argparse.Namespace], int]
 
 
@@ -703,6 +705,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _hits(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_HITS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_HITS}, not {value}")
+    return value
+
+
 # -- the parser -------------------------------------------------------------------------------
 
 
@@ -736,12 +745,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    sub = command(commands, "import", cmd_import, "import records from a JSONL file (SPEC §3)")
+    sub = command(commands, "import", cmd_import, "import records from a JSONL file")
     sub.add_argument("file", metavar="FILE", help="a JSONL file, or - for standard input")
     sub = command(commands, "export", cmd_export, "export your records as JSONL")
     sub.add_argument("file", metavar="FILE", nargs="?", help="where to write (default stdout)")
 
-    claim = commands.add_parser("claim", help="add, show, list, retract and restore claims")
+    claim = commands.add_parser(
+        "claim", help="add, show, list, retract and restore claims", parents=[shared]
+    )
     claims = claim.add_subparsers(dest="claim_command", metavar="ACTION", required=True)
     sub = command(claims, "add", cmd_claim_add, "add a claim")
     sub.add_argument("text", metavar="TEXT", help="the statement")
@@ -765,7 +776,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[s.value for s in ClaimStatus],
         help="only this status (repeatable)",
     )
-    sub.add_argument("--limit", type=int, metavar="N", help="at most N claims")
+    sub.add_argument("--limit", type=_positive, metavar="N", help="at most N claims")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(claims, "retract", cmd_claim_retract, "mark a claim retracted")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
@@ -776,7 +787,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("texts", metavar="TEXT", nargs="*", help="statements, or - for stdin lines")
     sub.add_argument("--json", action="store_true", help="print JSON")
 
-    context = commands.add_parser("context", help="add contexts and show their tree")
+    context = commands.add_parser(
+        "context", help="add contexts and show their tree", parents=[shared]
+    )
     contexts = context.add_subparsers(dest="context_command", metavar="ACTION", required=True)
     sub = command(contexts, "add", cmd_context_add, "add a context")
     sub.add_argument("name", metavar="NAME")
@@ -785,7 +798,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--id", metavar="ID", help="its friendly id (generated if absent)")
     command(contexts, "tree", cmd_context_tree, "show the context tree with claim counts")
 
-    sub = command(commands, "refs", cmd_refs, "list the references in a document (SPEC §1)")
+    sub = command(commands, "refs", cmd_refs, "list the references in a document")
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
@@ -805,7 +818,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(commands, "search", cmd_search, "search your memory and notes")
     sub.add_argument("query", metavar="QUERY")
     sub.add_argument("--kind", choices=sorted(_KINDS), default="all", help="default: all")
-    sub.add_argument("-k", type=int, default=10, metavar="N", help="how many (default 10)")
+    sub.add_argument(
+        "-k", type=_hits, default=10, metavar="N", help="how many, 1 to 1000 (default 10)"
+    )
     sub.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
     sub.add_argument("--diverse", action="store_true", help="near-duplicates once")
     sub.add_argument("--any-status", action="store_true", help="include retracted etc.")
@@ -815,7 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "build-context",
         cmd_build_context,
-        "the token-budgeted context block of a document's references (SPEC §6)",
+        "the token-budgeted context block of a document's references",
     )
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
     sub.add_argument(
@@ -843,7 +858,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", metavar="FILE", help="JSONL message pairs, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
 
-    session = commands.add_parser("session", help="conversation sessions and their references")
+    session = commands.add_parser(
+        "session", help="conversation sessions and their references", parents=[shared]
+    )
     sessions = session.add_subparsers(dest="session_command", metavar="ACTION", required=True)
     sub = command(sessions, "list", cmd_session_list, "your sessions, most recent first")
     sub.add_argument("--json", action="store_true", help="print JSON")
@@ -863,14 +880,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
     sub.add_argument("--now", metavar="ISO-8601", help="the time to consolidate as of")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    sub.add_argument("--undo", metavar="RUN_ID", type=int, help="put back what a run changed")
+    sub.add_argument("--undo", metavar="RUN_ID", type=_positive, help="put back what a run changed")
 
     sub = command(commands, "review", cmd_review, "list or decide consolidation's review items")
     sub.add_argument("decision", nargs="?", choices=["accept", "reject", "keep-both"])
-    sub.add_argument("item", metavar="ID", nargs="?", type=int, help="the item's number")
+    sub.add_argument("item", metavar="ID", nargs="?", type=_positive, help="the item's number")
     sub.add_argument("--json", action="store_true", help="print JSON")
 
-    sub = command(commands, "resolve", cmd_resolve, "resolve references (SPEC §2)")
+    sub = command(commands, "resolve", cmd_resolve, "resolve references")
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")
     sub.add_argument("--file", metavar="FILE", help="resolve every reference in a document")
     sub.add_argument("--json", action="store_true", help="print JSON")

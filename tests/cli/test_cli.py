@@ -167,7 +167,19 @@ def test_user_errors_are_one_line_and_change_nothing(
 
 
 @pytest.mark.parametrize(
-    "args", [(), ("frobnicate",), ("claim",), ("claim", "list", "--limit", "x"), ("resolve", "-z")]
+    "args",
+    [
+        (),
+        ("frobnicate",),
+        ("claim",),
+        ("claim", "list", "--limit", "x"),
+        ("claim", "list", "--limit", "-1"),
+        ("claim", "list", "--limit", "0"),
+        ("search", "-k", "0", "x"),
+        ("search", "-k", "-1", "x"),
+        ("search", "-k", "1001", "x"),
+        ("resolve", "-z"),
+    ],
 )
 def test_usage_errors_exit_2(run: Run, args: tuple[str, ...]) -> None:
     result = run(*args)
@@ -235,9 +247,19 @@ def test_other_user_sees_nothing(run: Run) -> None:
     assert run("import", str(KB)).returncode == 0
     assert run("--user", "zed", "claim", "list").stdout == ""
     assert run("claim", "list", "--user", "zed").stdout == ""
+    assert run("claim", "--user", "zed", "list").stdout == ""  # between command and action
     result = run("resolve", "#1", "--json", LSP_MEMORY_USER="mallory")
     assert json.loads(result.stdout)[0]["claims"][0]["friendly_id"] == "leaf_active_a001"
     assert json.loads(result.stdout)[0]["claims"][0]["user"] == "mallory"
+
+
+def test_global_options_between_the_command_and_its_action(run: Run, tmp_path: Path) -> None:
+    other = tmp_path / "other store"
+    added = run("claim", "--store", str(other), "--user", "bob", "add", "Bob rides a bike")
+    assert added.returncode == 0, added.stderr
+    assert "Bob rides a bike" in run("--store", str(other), "--user", "bob", "claim", "list").stdout
+    assert run("claim", "list").stdout == ""  # nothing in the default store
+    assert run("context", "--store", str(other), "--user", "bob", "tree").returncode == 0
 
 
 def test_newer_store_is_refused_untouched(run: Run, store_dir: Path) -> None:
