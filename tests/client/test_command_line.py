@@ -94,3 +94,25 @@ async def test_the_editor_settings_beat_the_command_line(editor_settings: Langua
     assert ours is not None and "PostgreSQL 16" in ours
     carol = await hover_text(editor_settings, "carol2.md", f"{CAROL} today\n")
     assert carol is not None and "No memory or context found" in carol
+
+
+async def test_a_write_lands_in_the_command_lines_store(command_line: LanguageClient) -> None:
+    """``lspMemory.addClaim`` on ``lsp-memory --store DIR --user carol serve`` writes to
+    carol's store as carol: nowhere else, under no other name."""
+    added = await command_line.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="lspMemory.addClaim", arguments=["Carol moved the hives to the orchard"]
+        )
+    )
+    app = App(Config(store=CAROL_STORE, user="carol"))
+    try:
+        mine = app.records().claims(None, None)
+    finally:
+        app.close()
+    assert any(c.friendly_id == added["friendly_id"] for c in mine), added
+    other = App(Config(store=STORE, user=USER))
+    try:
+        statements = [c.statement for c in other.records().claims(None, None)]
+    finally:
+        other.close()
+    assert "Carol moved the hives to the orchard" not in statements
