@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,8 @@ class Config:
     excludes: tuple[str, ...] = ()
     cache: Path = field(default_factory=default_cache)
     busy_timeout_ms: int = 5000  # how long a write waits for another writer
+    # The largest open document the language server reads for references (bytes).
+    max_document_bytes: int = 2_000_000
     # Diagnostic kind → error, warning, information, hint or off (that kind not reported).
     # Left out of the hash (a mapping has none), so a Config stays hashable.
     severities: Mapping[str, str] = field(default_factory=lambda: DIAGNOSTIC_SEVERITIES, hash=False)
@@ -159,6 +162,14 @@ def _milliseconds(value: object, _base: Path) -> int:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError("expected a whole number of milliseconds")
+    return value
+
+
+def _bytes(value: object, _base: Path) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TypeError("expected a whole number of bytes, 1 or more")
     return value
 
 
@@ -277,6 +288,9 @@ def _supersede(value: object, _base: Path) -> Mapping[str, str]:
     return MappingProxyType(chosen)
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+"""Where a camelCase setting name (``busyTimeoutMs``) takes an underscore."""
+
 _PARSERS = {
     "store": _path,
     "user": _text,
@@ -286,6 +300,7 @@ _PARSERS = {
     "excludes": _globs,
     "cache": _path,
     "busy_timeout_ms": _milliseconds,
+    "max_document_bytes": _bytes,
     "severities": _severities,
     "tiers": _tiers,
     "classifier_command": _text,
@@ -303,16 +318,18 @@ def apply_settings(
     config: Config, settings: Mapping[str, Any], *, base: Path, origin: str
 ) -> tuple[Config, list[str]]:
     """Overlay ``settings`` on ``config``; each bad or unknown key gives a warning and is
-    skipped, so its earlier value (ultimately the default) stands."""
+    skipped, so its earlier value (ultimately the default) stands. A key may be written in
+    camelCase, as editors name settings (``busyTimeoutMs`` for ``busy_timeout_ms``)."""
     warnings: list[str] = []
     changes: dict[str, Any] = {}
     for key, value in settings.items():
-        parse = _PARSERS.get(key)
+        name = _CAMEL.sub(r"_\1", key).lower() if key not in _PARSERS else key
+        parse = _PARSERS.get(name)
         if parse is None:
             warnings.append(f"{origin}: unknown setting {key!r} ignored")
             continue
         try:
-            changes[key] = parse(value, base)
+            changes[name] = parse(value, base)
         except TypeError as error:
             warnings.append(f"{origin}: setting {key!r}: {error}; using the default")
     return replace(config, **changes), warnings

@@ -26,7 +26,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """A line and its break, or the last line without one."""
 
 
-def open_document(documents: dict[str, TextDocument], uri: str) -> TextDocument | None:
+def open_document(documents: Mapping[str, TextDocument], uri: str) -> TextDocument | None:
     """An open document, or None: requests about unopened files answer nothing rather than
     read the disk."""
     return documents.get(uri)
@@ -56,7 +56,7 @@ class Cursor:
 
 
 def cursor_at(
-    documents: dict[str, TextDocument], uri: str, position: types.Position
+    documents: Mapping[str, TextDocument], uri: str, position: types.Position
 ) -> Cursor | None:
     """Where a request points, or None for an unopened document or a line past its end."""
     doc = open_document(documents, uri)
@@ -117,7 +117,7 @@ def workspace_edit(
     return types.WorkspaceEdit(document_changes=changes)
 
 
-def open_texts(documents: dict[str, TextDocument]) -> dict[str, str]:
+def open_texts(documents: Mapping[str, TextDocument]) -> dict[str, str]:
     """Every open document's text by file path (documents without a file left out)."""
     found: dict[str, str] = {}
     for uri, doc in documents.items():
@@ -133,7 +133,7 @@ def as_document(doc: TextDocument) -> Document:
     return Document(doc.uri, Path(path) if path else None, doc.source, doc.language_id)
 
 
-def as_documents(documents: dict[str, TextDocument]) -> list[Document]:
+def as_documents(documents: Mapping[str, TextDocument]) -> list[Document]:
     """Every open document, as the services see them."""
     return [as_document(doc) for doc in documents.values()]
 

@@ -13,10 +13,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
+from lsprotocol import types
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
+from lsp_memory.config import Config
+from lsp_memory.lsp.documents import Readable
 from lsp_memory.lsp.features import (
     code_lens,
     commands,
@@ -66,6 +69,28 @@ class MemoryServer(LanguageServer):
         self.session: Session | None = None
         self.overrides = dict(overrides or {})
         self.files_watched = False  # the client reports changes to Markdown files
+        self._too_large: set[str] = set()  # open documents the user was told are too large
+
+    @property
+    def documents(self) -> Readable:
+        """The open documents requests read: those above ``max_document_bytes`` left out
+        (see ``documents``), each said once."""
+        limit = (
+            self.session.config.max_document_bytes if self.session else Config().max_document_bytes
+        )
+
+        def told(uri: str, size: int) -> None:
+            name = uri.rsplit("/", 1)[-1]
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"lsp-memory: {name} is {size / 1e6:.1f} MB, above the "
+                    f"max_document_bytes setting ({limit / 1e6:.1f} MB): its references "
+                    "are not read",
+                )
+            )
+
+        return Readable(self.workspace.text_documents, limit, self._too_large, told)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio until the client exits or the stream ends. A broken message
@@ -83,7 +108,7 @@ class MemoryServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):  # ``exit``: as pygls, the process ends
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]
         if broken:
             logger.error("stopping: a broken message from the client: %s", broken)
             raise SystemExit(1)

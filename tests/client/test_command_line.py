@@ -109,6 +109,7 @@ async def test_a_write_lands_in_the_command_lines_store(command_line: LanguageCl
         mine = app.records().claims(None, None)
     finally:
         app.close()
+    assert added is not None
     assert any(c.friendly_id == added["friendly_id"] for c in mine), added
     other = App(Config(store=STORE, user=USER))
     try:

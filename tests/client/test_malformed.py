@@ -134,7 +134,7 @@ def test_malformed_messages_get_errors_and_the_server_keeps_serving() -> None:
 
 
 def _initialized(channel: Channel) -> None:
-    params = {"processId": None, "rootUri": VAULT.as_uri(), "capabilities": {}}
+    params: dict[str, Any] = {"processId": None, "rootUri": VAULT.as_uri(), "capabilities": {}}
     channel.send({"id": 1, "method": "initialize", "params": params})
     assert "capabilities" in channel.response(1)["result"]
     channel.send({"method": "initialized", "params": {}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -282,7 +283,7 @@ def test_ids_another_user_holds_are_neither_refused_nor_revealed(kb: Store) -> N
     message never depends on what another user has."""
     theirs = {"claim": "00000000-0000-4000-b000-000000000001"}  # mallory's in kb.jsonl
     fresh = "11111111-2222-4333-8444-555555555555"
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"kind": "claim", "statement": "Bob's first", "claim_id": theirs["claim"]},
         {"kind": "claim", "statement": "Bob's second", "claim_id": fresh},
         {

@@ -32,7 +32,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.CodeLensParams
     ) -> list[types.CodeLens] | None:
         session = ls.session
-        documents = ls.workspace.text_documents
+        documents = ls.documents
         doc = open_document(documents, params.text_document.uri)
         if session is None or doc is None or not session.ready.is_set():
             return None

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from lsp_memory.errors import UserError
 from lsp_memory.lsp.actions import REMEMBER, selected_text
@@ -51,6 +52,10 @@ def _session(ls: LanguageServer) -> Session:
     if session is None:
         raise UserError("lsp-memory is not initialized yet")
     return session
+
+
+def _documents(ls: LanguageServer) -> Mapping[str, TextDocument]:
+    return cast("MemoryServer", ls).documents
 
 
 def _text(value: Any, name: str) -> str:
@@ -130,7 +135,7 @@ def register(server: MemoryServer) -> None:
         range with the new claim's reference (through ``workspace/applyEdit``)."""
         session = _session(ls)
         uri = _text(args[0] if args else None, "document URI")
-        doc = open_document(ls.workspace.text_documents, uri)
+        doc = open_document(_documents(ls), uri)
         if doc is None:
             raise UserError(f"{uri} is not open")
         where = _range(args[1] if len(args) > 1 else None)
@@ -175,10 +180,10 @@ def register(server: MemoryServer) -> None:
         options = args[1] if len(args) > 1 and args[1] is not None else {}
         if not isinstance(options, dict):
             raise UserError("options must be an object: {budget, attach, pin, query, session}")
-        doc = open_document(ls.workspace.text_documents, uri)
+        doc = open_document(_documents(ls), uri)
         if doc is None:
             raise UserError(f"{uri} is not open")
-        document, buffers = as_document(doc), open_texts(ls.workspace.text_documents)
+        document, buffers = as_document(doc), open_texts(_documents(ls))
         chosen = _build_options(options)
         return await session.run(
             lambda reads: session.build_context(reads, document, buffers, **chosen).to_json()

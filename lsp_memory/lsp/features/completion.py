@@ -46,7 +46,7 @@ def register(server: MemoryServer) -> None:
     )
     def completion(ls: MemoryServer, params: types.CompletionParams) -> types.CompletionList | None:
         session = ls.session
-        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        at = cursor_at(ls.documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
         doc = at.doc

@@ -140,7 +140,7 @@ def _note_problems(warnings: list[str]) -> list[types.Diagnostic]:
 def _edited(ls: MemoryServer, session: Session, uri: str) -> None:
     """Hand an open document's text to the indexes: a note in a vault is searched, linked
     and completed as the buffer has it, saved or not."""
-    doc = open_document(ls.workspace.text_documents, uri)
+    doc = open_document(ls.documents, uri)
     path = to_fs_path(uri) if uri.startswith("file:") else None
     if doc is not None and path is not None:
         session.note_edited(Path(path), doc.source)
@@ -242,7 +242,7 @@ def register(server: MemoryServer) -> None:
     checked: dict[str, tuple[int | None, list[Finding]]] = {}  # uri → version, findings
 
     async def publish(ls: MemoryServer, session: Session, uri: str) -> None:
-        doc = open_document(ls.workspace.text_documents, uri)
+        doc = open_document(ls.documents, uri)
         if doc is None:
             return
         version = doc.version
@@ -251,7 +251,7 @@ def register(server: MemoryServer) -> None:
         except Exception as error:  # e.g. the store cannot be opened: no diagnostics
             _log(ls, f"cannot check {uri}: {type(error).__name__}: {error}")
             return
-        doc = open_document(ls.workspace.text_documents, uri)
+        doc = open_document(ls.documents, uri)
         if doc is None or doc.version != version:
             return  # closed or changed meanwhile: its own check follows
         checked[uri] = (doc.version, findings)
@@ -317,7 +317,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.CodeActionParams
     ) -> list[types.CodeAction | types.Command] | None:
         session = ls.session
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        doc = open_document(ls.documents, params.text_document.uri)
         if session is None or doc is None:
             return None
         text = ls.client_capabilities.text_document

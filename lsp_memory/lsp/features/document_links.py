@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     def links(ls: MemoryServer, params: types.DocumentLinkParams) -> list[types.DocumentLink]:
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        doc = open_document(ls.documents, params.text_document.uri)
         if ls.session is None or doc is None:
             return []
         annotator = ls.session.reads().annotator()

@@ -21,7 +21,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.DocumentHighlightParams
     ) -> list[types.DocumentHighlight] | None:
         session = ls.session
-        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        at = cursor_at(ls.documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
         finder = session.reads().references()

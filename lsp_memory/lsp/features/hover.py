@@ -17,7 +17,7 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: MemoryServer, params: types.HoverParams) -> types.Hover | None:
         session = ls.session
-        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        at = cursor_at(ls.documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
         doc = at.doc

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def hints(ls: MemoryServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        doc = open_document(ls.workspace.text_documents, params.text_document.uri)
+        doc = open_document(ls.documents, params.text_document.uri)
         if ls.session is None or doc is None:
             return []
         annotator = ls.session.reads().annotator()

@@ -43,9 +43,8 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
-        options = params.initialization_options
         ls.session = Session.from_client(
-            options if isinstance(options, dict) else None,
+            _options(params.initialization_options),
             _folders(params),
             overrides=ls.overrides,
         )
@@ -157,6 +156,18 @@ def _given(settings: dict[str, Any]) -> dict[str, Any]:
         for key, value in settings.items()
         if value is not None and value != "" and key not in CLIENT_KEYS
     }
+
+
+def _options(options: Any) -> dict[str, Any] | None:
+    """The server's settings in ``initializationOptions``: flat, or nested under
+    ``lspMemory`` as some clients send them (Helix passes its ``config`` both ways); nested
+    ones win."""
+    if not isinstance(options, dict):
+        return None
+    nested = options.get(SECTION)
+    flat = {key: value for key, value in options.items() if key != SECTION}
+    found = _given(flat) | (_given(nested) if isinstance(nested, dict) else {})
+    return found or None
 
 
 async def _editor_settings(ls: MemoryServer) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.ReferenceParams
     ) -> list[types.Location] | None:
         session = ls.session
-        documents = ls.workspace.text_documents
+        documents = ls.documents
         at = cursor_at(documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None

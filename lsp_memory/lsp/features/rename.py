@@ -50,7 +50,7 @@ def register(server: MemoryServer) -> None:
         ls: MemoryServer, params: types.PrepareRenameParams
     ) -> types.PrepareRenamePlaceholder | None:
         session = ls.session
-        at = cursor_at(ls.workspace.text_documents, params.text_document.uri, params.position)
+        at = cursor_at(ls.documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
         try:
@@ -67,7 +67,7 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_RENAME)
     async def rename(ls: MemoryServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
         session = ls.session
-        documents = ls.workspace.text_documents
+        documents = ls.documents
         at = cursor_at(documents, params.text_document.uri, params.position)
         if session is None or at is None:
             return None
