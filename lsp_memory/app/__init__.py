@@ -46,6 +46,10 @@ PAGES = "pages"
 user: two users' records may share a friendly id)."""
 
 
+EMBED_AT_ONCE = 256
+"""The most documents a command embeds before answering; more wait for ``index``."""
+
+
 class App:
     """Services for one user over one store, each opened on first use."""
 
@@ -153,8 +157,14 @@ class App:
         commit (a command line process, the MCP server)."""
         keeper = self.keeper
         if keeper.writing:
-            pending = self.vectors.catalog.pending_count() if self.vectors is not None else 0
-            keeper.index(embed=pending <= 256)
+            # Counted after the text sync has queued what changed: a store never indexed
+            # (or an interrupted ``index``) queues everything, minutes of embedding.
+            report = keeper.index(embed_at_most=EMBED_AT_ONCE)
+            if report.pending > EMBED_AT_ONCE:
+                self.warnings.append(
+                    f"{report.pending} records and notes are not embedded yet, so they are "
+                    "found by their words only; run `lsp-memory index` to embed them"
+                )
         else:
             keeper.follow(scan=False)
 

@@ -321,9 +321,11 @@ class IndexKeeper:
         embed: bool = True,
         progress: Progress | None = None,
         scan: bool = True,
+        embed_at_most: int | None = None,
     ) -> IndexReport:
         """Bring the indexes up to date with the store and the vaults: text at once, then
-        (with ``embed``) the embedding queue drained. Without ``scan`` only the store's
+        (with ``embed``) the embedding queue drained — only if it holds no more than
+        ``embed_at_most`` documents, when that is given. Without ``scan`` only the store's
         changes are followed (a vault is still scanned the first time). Needs the index
         writer; when another process holds it, that process keeps the index current and this
         one only reads."""
@@ -371,7 +373,8 @@ class IndexKeeper:
                 side.clear()
             side.remove(report.text.removed)
             side.enqueue(report.text.docs)
-            if embed:
+            short = embed_at_most is None or side.catalog.pending_count() <= embed_at_most
+            if embed and short:
                 tick: Callable[[int, int], None] | None = None
                 if progress is not None:
                     tick = lambda done, total: progress("embedding", done, total)  # noqa: E731

@@ -423,3 +423,22 @@ def test_index_while_another_process_writes_it(run: Run, tmp_path: Path, store_d
     finally:
         holder.close()
     assert run("index").returncode == 0  # handed over once the holder is gone
+
+
+def test_a_first_search_answers_by_text_and_says_how_to_embed(run: Run, tmp_path: Path) -> None:
+    """A store never indexed (or after an interrupted ``index``) has every record waiting
+    to be embedded: ``search`` answers from the text index at once and says how to finish,
+    rather than embedding them all in silence first."""
+    lines = [
+        json.dumps({"kind": "claim", "statement": f"Fact {n}: the {w} garden has {n} trees"})
+        for n, w in enumerate(["north", "south", "east", "west"] * 80)
+    ]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
+    assert run("import", str(tmp_path / "many.jsonl")).returncode == 0
+    found = run("search", "north garden", "--json")
+    assert found.returncode == 0, found.stderr
+    assert any("north garden" in hit["title"] for hit in json.loads(found.stdout)), found.stdout
+    assert "320 records and notes are not embedded yet" in found.stderr, found.stderr
+    assert "lsp-memory index" in found.stderr
+    status = json.loads(run("status", "--json").stdout)
+    assert status["index"] == {"embedded": 0, "pending": 320}
