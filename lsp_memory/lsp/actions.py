@@ -10,6 +10,8 @@ from pygls.workspace import TextDocument
 from lsp_memory import refs
 
 REMEMBER = "lspMemory.rememberSelection"
+CREATE_NOTE = "lspMemory.createNote"
+"""The command a "Create note" quick fix runs where the client cannot create files."""
 REMEMBER_KIND = types.CodeActionKind.RefactorExtract
 
 

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -170,7 +171,7 @@ async def test_a_broken_link_offers_to_create_the_note(client: LanguageClient) -
     operations = (capability.resource_operations or ()) if capability is not None else ()
     found = await actions(client, uri, diagnostic)
     if types.ResourceOperationKind.Create not in operations:
-        assert found == []
+        await _create_by_command(client, found, diagnostic)
         return
     (action,) = found
     assert action.title == "Create note 'Missing Target'"
@@ -184,6 +185,35 @@ async def test_a_broken_link_offers_to_create_the_note(client: LanguageClient) -
         "# Missing Target\n"
     ]
     assert not (VAULT / "Missing Target.md").exists()  # the client creates it, not the server
+
+
+async def _create_by_command(
+    client: LanguageClient, found: list[types.CodeAction], diagnostic: types.Diagnostic
+) -> None:
+    """A client that cannot create files in an edit gets the fix as a command, which
+    creates the note (inside a vault only, never over a file)."""
+    (action,) = found
+    assert action.title == "Create note 'Missing Target'" and action.edit is None
+    assert list(action.diagnostics or ()) == [diagnostic]
+    assert action.command is not None and action.command.command == "lspMemory.createNote"
+    target = VAULT / "Missing Target.md"
+    try:
+        params = types.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments
+        )
+        created = await client.workspace_execute_command_async(params)
+        assert created is not None and created["created"] is True
+        assert target.read_text(encoding="utf-8") == "# Missing Target\n"
+        with pytest.raises(Exception, match="already exists"):
+            await client.workspace_execute_command_async(params)
+        outside = (WORK / "escaped.md").as_uri()
+        with pytest.raises(Exception, match="outside the notes folders"):
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="lspMemory.createNote", arguments=[outside])
+            )
+        assert not (WORK / "escaped.md").exists()
+    finally:
+        target.unlink(missing_ok=True)
 
 
 async def test_no_actions_outside_diagnostics_or_for_other_kinds(client: LanguageClient) -> None:

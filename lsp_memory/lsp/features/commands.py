@@ -1,8 +1,10 @@
 """``workspace/executeCommand``: ``lspMemory.search``, ``lspMemory.addClaim``,
 ``lspMemory.rememberSelection`` (what the "Remember selection" code actions run),
-``lspMemory.reindex``, ``lspMemory.buildContext`` and ``lspMemory.review``.
+``lspMemory.reindex``, ``lspMemory.buildContext``, ``lspMemory.review``,
+``lspMemory.status`` and ``lspMemory.createNote`` (the "Create note" quick fix of a client
+that cannot create files through an edit).
 
-``buildContext`` returns the context block's JSON (SPEC §6), built by the same service as
+``buildContext`` returns the context block's JSON, built by the same service as
 ``lsp-memory build-context``; it and ``search`` run in a worker thread.
 """
 
@@ -11,15 +13,17 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.errors import UserError
-from lsp_memory.lsp.actions import REMEMBER, selected_text
+from lsp_memory.lsp.actions import CREATE_NOTE, REMEMBER, selected_text
 from lsp_memory.lsp.convert import (
     as_document,
     edit_capability,
@@ -27,6 +31,7 @@ from lsp_memory.lsp.convert import (
     open_texts,
     workspace_edit,
 )
+from lsp_memory.notes.walk import NOTE_SUFFIXES
 from lsp_memory.services.interchange import claim_record
 from lsp_memory.services.review import VERBS
 from lsp_memory.services.search import SHOWN_STATUSES, hit_record
@@ -188,6 +193,37 @@ def register(server: MemoryServer) -> None:
         return await session.run(
             lambda reads: session.build_context(reads, document, buffers, **chosen).to_json()
         )
+
+    @command("lspMemory.status")
+    async def status(ls: LanguageServer, *_args: Any) -> dict[str, Any]:
+        """What this memory holds and where, as ``lsp-memory status --json`` gives it."""
+        session = _session(ls)
+        return await session.run(lambda _reads: session.app.status())
+
+    @command(CREATE_NOTE)
+    def create_note(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+        """Arguments: a new note's file URI and its text. The "Create note" quick fix of a
+        client that cannot create files through an edit: only a Markdown file inside a vault
+        that does not exist yet."""
+        session = _session(ls)
+        uri = _text(args[0] if args else None, "note URI")
+        content = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+        path = Path(to_fs_path(uri) or "") if uri.startswith("file:") else None
+        if path is None or path.suffix.lower() not in NOTE_SUFFIXES:
+            raise UserError(f"{uri}: a note is a .md or .markdown file")
+        resolved = path.parent.resolve() / path.name
+        if not any(resolved.is_relative_to(v.resolve()) for v in session.config.vaults):
+            raise UserError(f"{path} is outside the notes folders")
+        try:
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            with resolved.open("x", encoding="utf-8") as file:
+                file.write(content)
+        except FileExistsError:
+            raise UserError(f"{path} already exists") from None
+        except OSError as error:
+            raise UserError(f"cannot create {path}: {error.strerror or error}") from None
+        session.poke(files=True)
+        return {"path": str(resolved), "uri": resolved.as_uri(), "created": True}
 
     @command("lspMemory.review")
     async def review(ls: LanguageServer, *args: Any) -> Any:

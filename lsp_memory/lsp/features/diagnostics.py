@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from lsp_memory.lsp.actions import REMEMBER_KIND, remember_actions
+from lsp_memory.lsp.actions import CREATE_NOTE, REMEMBER_KIND, remember_actions
 from lsp_memory.lsp.convert import edit_capability, open_document, workspace_edit
 from lsp_memory.services import checks
 from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
@@ -221,7 +221,11 @@ def _actions(
         diagnostic = _sent(ours, params.context) or ours
         for fix in finding.fixes:
             edit = _edit(ls, doc, fix, columns, finding.reference)
-            if edit is None:
+            command = None
+            if edit is None and isinstance(fix, CreateNote):  # no file creation in edits
+                arguments = [fix.path.as_uri(), fix.content]
+                command = types.Command(title=fix.title, command=CREATE_NOTE, arguments=arguments)
+            if edit is None and command is None:
                 continue
             actions.append(
                 types.CodeAction(
@@ -229,6 +233,7 @@ def _actions(
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
                     edit=edit,
+                    command=command,
                     is_preferred=True
                     if preferred and isinstance(fix, Replace) and fix.preferred
                     else None,
