@@ -10,6 +10,7 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 import pytest
@@ -22,13 +23,14 @@ TIMEOUT = 30.0
 class Channel:
     """A language server process and its JSON-RPC messages, framed by hand."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: Sequence[str] = (), env: Mapping[str, str] = ENV) -> None:
+        """``lsp-memory [options] serve`` in the environment ``env``."""
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "lsp_memory", "serve"],
+            [sys.executable, "-m", "lsp_memory", *options, "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=ENV,
+            env=dict(env),
         )
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
         assert self.process.stdout is not None
