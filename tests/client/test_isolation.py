@@ -21,9 +21,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from lsp_memory.services.interchange import import_records
 from lsp_memory.store.sqlite import open_store
-from tests.client.conftest import DATA, ENV, WORK, ready
+from tests.client.conftest import ENV, WORK, ready
 from tests.client.test_malformed import Channel, _initialized
-from tests.conftest import KB, USER
+from tests.conftest import DATA, KB, USER
 
 STORE, VAULT = WORK / "isolation-store", WORK / "isolation-vault"
 ISOLATED = {**ENV, "LSP_MEMORY_STORE": str(STORE), "XDG_CACHE_HOME": str(WORK / "iso-cache")}

@@ -185,3 +185,25 @@ async def _bad_arguments(session: ClientSession) -> None:
     assert (await call(session, "remember", statement="I like tea"))["claim"] == "#1"
     stored = json.loads(json.dumps(await call(session, "resolve", refs=["#1"])))
     assert stored["results"][0]["claims"][0]["statement"] == "I like tea"
+
+
+async def test_no_tool_shows_another_users_records(tmp_path: Path) -> None:
+    """kb.jsonl's mallory shares ann's ids and numbers (and has #99 alone): ann's tools
+    answer with nothing of hers."""
+    from lsp_memory.services.interchange import import_records
+    from lsp_memory.store.sqlite import open_store
+    from tests.conftest import KB
+
+    with open_store(tmp_path / "store") as store:
+        import_records(store, KB.read_bytes(), user="ann", source="kb")
+    mallorys = ("MALLORY", "Mallory's", "mallory.example", "MySQL", "at night")
+    async with connected(tmp_path) as session:
+        answers = [
+            await call(session, "search_memory", query="MySQL Leaf service night"),
+            await call(session, "resolve", refs=["#1", "#42", "#99", "@leaf_ctx", "@alice_ent"]),
+            await call(session, "build_context", text="Ask @leaf_active_a001 and #99"),
+        ]
+    text = json.dumps(answers)
+    assert "PostgreSQL 16" in text  # ann's own #1
+    for theirs in mallorys:
+        assert theirs not in text, (theirs, text[:2000])
