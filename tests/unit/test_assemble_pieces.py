@@ -1,6 +1,6 @@
-"""The context assembler's pure parts (SPEC §6): claim lines, the block layout, note bodies
-and summaries, token counting and cutting, budget filling, the re-injection helper and the
-tier settings."""
+"""The context assembler's pure parts (docs/reference.md, The context block): claim lines,
+the block layout, note bodies and summaries, token counting and cutting, budget filling, the
+re-injection helper and the tier settings."""
 
 from __future__ import annotations
 

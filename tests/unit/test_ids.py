@@ -1,4 +1,4 @@
-"""Friendly ids, name keys and timestamps (SPEC §3)."""
+"""Friendly ids, name keys and timestamps (docs/reference.md, Interchange format: Ids)."""
 
 from __future__ import annotations
 

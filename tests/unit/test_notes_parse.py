@@ -1,5 +1,6 @@
-"""One note file's bytes → Note (SPEC §4): front matter, title rules, headings, link ranges,
-the plain-text body, and bad input (broken YAML, wrong types, non-UTF-8, CRLF, huge notes)."""
+"""One note file's bytes → Note (docs/reference.md, Notes): front matter, title rules,
+headings, link ranges, the plain-text body, and bad input (broken YAML, wrong types,
+non-UTF-8, CRLF, huge notes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The reference grammar of SPEC §1: tokens, code regions, LSP ranges and clean text."""
+"""The reference grammar (docs/reference.md, Reference grammar): tokens, code regions, LSP
+ranges and clean text."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def start(reference: Reference) -> tuple[int, int]:
     return reference.span.start.line, reference.span.start.character
 
 
-# SPEC §1 seed cases, verbatim.
+# The examples of docs/reference.md, Reference grammar, verbatim.
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
