@@ -896,14 +896,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The global options given (``--store``, ``--user``, ``--vault``), as settings; paths
-    absolute, so that they mean the same from the language server's workspace root."""
+    absolute (``~`` expanded: an editor starts the server without a shell), so that they
+    mean the same from the language server's workspace root."""
     overrides: dict[str, Any] = {}
     if getattr(args, "store", None):
-        overrides["store"] = str(Path(args.store).absolute())
+        overrides["store"] = str(Path(args.store).expanduser().absolute())
     if getattr(args, "user", None):
         overrides["user"] = args.user
     if getattr(args, "vault", None):
-        overrides["vaults"] = [str(Path(v).absolute()) for v in args.vault]
+        overrides["vaults"] = [str(Path(v).expanduser().absolute()) for v in args.vault]
     return overrides
 
 

@@ -272,9 +272,11 @@ def register(server: MemoryServer) -> None:
             await asyncio.sleep(delay)
             session = ls.session
             # Before the first index sync ends the vaults are not scanned yet (every link
-            # would look broken), and the scan is the only writer of the vaults.
+            # would look broken), and the scan is the only writer of the vaults. Read again
+            # each time: new settings replace the session, and the old one never gets ready.
             while session is not None and not session.ready.is_set():
                 await asyncio.sleep(_READY_POLL_SECONDS)
+                session = ls.session
             if session is not None:
                 _edited(ls, session, uri)
                 await publish(ls, session, uri)
