@@ -1,14 +1,19 @@
 /**
  * The extension's commands — Build context, Search memory, Remember selection, Review
- * memory, Reindex —
- * each a thin layer over one server command, and the pure pieces they are made of (the
- * message for a context block, quick pick items for search hits, the text to insert, the
- * arguments of `lspMemory.rememberSelection`), which the tests check without an editor.
+ * memory, Reindex — each a thin layer over one server command, and the pure pieces they are
+ * made of (the message for a context block, quick pick items for search hits, the text to
+ * insert, the arguments of `lspMemory.rememberSelection`), which the tests check without an
+ * editor.
+ *
+ * Their ids differ from the server's commands (`lspMemory.buildContext`…), which
+ * vscode-languageclient registers under the server's own names: one id registered twice
+ * fails.
  */
 
 import * as vscode from "vscode";
 import {
   SERVER_COMMANDS,
+  WRITE_COMMANDS,
   isContextBlock,
   type ContextBlock,
   type LspRange,
@@ -18,19 +23,29 @@ import {
   type SearchHit,
 } from "./protocol";
 import { NotRunning, describe, type ServerManager } from "./server";
-import { documentSelector, SECTION } from "./settings";
 
+/** The extension's commands (package.json contributes them). */
 export const COMMANDS = {
-  buildContext: "lsp-memory.buildContext",
-  search: "lsp-memory.search",
-  rememberSelection: "lsp-memory.rememberSelection",
-  review: "lsp-memory.review",
-  reindex: "lsp-memory.reindex",
-  restartServer: "lsp-memory.restartServer",
-  showOutput: "lsp-memory.showOutput",
+  showContext: "lspMemory.showContext",
+  searchMemory: "lspMemory.searchMemory",
+  remember: "lspMemory.remember",
+  reviewMemory: "lspMemory.reviewMemory",
+  reindexMemory: "lspMemory.reindexMemory",
+  restartServer: "lspMemory.restartServer",
+  showOutput: "lspMemory.showOutput",
 } as const;
 
+/** How long after asking for a reindex the counts are asked for (the server rescans in the
+ * background after it answered). */
+export const REINDEX_SETTLE_MS = 5000;
+
+export const OPEN_SETTINGS = "Open Settings";
+
 export const COPY = "Copy to clipboard";
+
+/** Why a command does nothing on the active document. */
+export const NOT_SERVED =
+  "lsp-memory: this document is not served. lsp-memory serves Markdown under a workspace folder with an lsp-memory.toml at its root and under the folders of the setting lspMemory.folders; plain text with lspMemory.plainText, untitled documents with lspMemory.untitled.";
 export const COPY_REFERENCE = "Copy reference";
 
 // -- pure pieces ------------------------------------------------------------------------------
@@ -159,17 +174,22 @@ export function decisionChoices(item: ReviewItem): DecisionChoice[] {
 // -- the commands -----------------------------------------------------------------------------
 
 export class Commands {
-  constructor(private readonly server: ServerManager) {}
+  /** `written`: told after a write, to refresh the counts (`delayMs`: for work the server
+   * does after it answered). */
+  constructor(
+    private readonly server: ServerManager,
+    private readonly written: (delayMs?: number) => void = () => undefined,
+  ) {}
 
   register(): vscode.Disposable[] {
     const add = (id: string, run: () => Promise<void>) =>
       vscode.commands.registerCommand(id, () => run().catch((error: unknown) => this.report(error)));
     return [
-      add(COMMANDS.buildContext, () => this.buildContext()),
-      add(COMMANDS.search, () => this.search()),
-      add(COMMANDS.rememberSelection, () => this.rememberSelection()),
-      add(COMMANDS.review, () => this.review()),
-      add(COMMANDS.reindex, () => this.reindex()),
+      add(COMMANDS.showContext, () => this.buildContext()),
+      add(COMMANDS.searchMemory, () => this.search()),
+      add(COMMANDS.remember, () => this.rememberSelection()),
+      add(COMMANDS.reviewMemory, () => this.review()),
+      add(COMMANDS.reindexMemory, () => this.reindex()),
       add(COMMANDS.restartServer, () => this.server.restart()),
       add(COMMANDS.showOutput, () => {
         this.server.output.show(true);
@@ -226,6 +246,7 @@ export class Commands {
     if (choice === undefined) return;
     const args = rememberArguments(this.server.uri(editor.document.uri), selection, choice.replace);
     const result = await this.server.execute<RememberResult>(SERVER_COMMANDS.rememberSelection, args);
+    this.written();
     await showRemembered(result, choice.replace);
   }
 
@@ -249,18 +270,43 @@ export class Commands {
       choice.decision,
       picked.item.id,
     ]);
+    this.written();
     void vscode.window.showInformationMessage(`lsp-memory: ${outcome.message}`);
   }
 
   async reindex(): Promise<void> {
     await this.server.execute(SERVER_COMMANDS.reindex, []);
+    this.written(REINDEX_SETTLE_MS);
     vscode.window.setStatusBarMessage("lsp-memory: reindexing the store and the vaults…", 4000);
   }
 
-  /** Middleware for the server's commands run from the editor (the code lens runs
-   * `lspMemory.buildContext`, the code actions `lspMemory.rememberSelection`): their
-   * results are shown like the extension's own commands show them. */
-  async afterServerCommand(command: string, args: unknown[], result: unknown): Promise<void> {
+  /**
+   * Middleware for the server's commands run from the editor (the code lens runs
+   * `lspMemory.buildContext`, the code actions `lspMemory.rememberSelection` and
+   * `lspMemory.createNote`): each goes to the server as it is; its result is shown like the
+   * extension's own commands show it, a write refreshes the counts, and a failure is one
+   * message.
+   */
+  async runServerCommand(
+    command: string,
+    args: unknown[],
+    next: (command: string, args: unknown[]) => unknown,
+  ): Promise<unknown> {
+    try {
+      const result: unknown = await next(command, args);
+      await this.afterServerCommand(command, args, result);
+      return result;
+    } catch (error) {
+      this.report(error);
+      return undefined;
+    }
+  }
+
+  private async afterServerCommand(command: string, args: unknown[], result: unknown): Promise<void> {
+    // `lspMemory.review` without arguments only lists the items.
+    if (WRITE_COMMANDS.includes(command) && (command !== SERVER_COMMANDS.review || args.length > 0)) {
+      this.written();
+    }
     if (command === SERVER_COMMANDS.buildContext && isContextBlock(result)) {
       await showContextBlock(result);
     } else if (command === SERVER_COMMANDS.rememberSelection && isRemembered(result)) {
@@ -285,11 +331,12 @@ export class Commands {
       void vscode.window.showWarningMessage(`lsp-memory: open a document to ${what}.`);
       return undefined;
     }
-    const selector = documentSelector(vscode.workspace.getConfiguration(SECTION));
-    if (vscode.languages.match(selector, editor.document) === 0) {
-      void vscode.window.showWarningMessage(
-        `lsp-memory: this document is not served by lsp-memory (language "${editor.document.languageId}"); see the setting lspMemory.documentSelector.`,
-      );
+    if (!this.server.serves(editor.document)) {
+      void vscode.window.showWarningMessage(NOT_SERVED, OPEN_SETTINGS).then((action) => {
+        if (action === OPEN_SETTINGS) {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "lspMemory.folders");
+        }
+      });
       return undefined;
     }
     return editor;

@@ -11,7 +11,51 @@ export const SERVER_COMMANDS = {
   reindex: "lspMemory.reindex",
   buildContext: "lspMemory.buildContext",
   review: "lspMemory.review",
+  status: "lspMemory.status",
+  createNote: "lspMemory.createNote",
 } as const;
+
+/** The server's commands that write to the memory: the counts change after them. */
+export const WRITE_COMMANDS: readonly string[] = [
+  SERVER_COMMANDS.addClaim,
+  SERVER_COMMANDS.rememberSelection,
+  SERVER_COMMANDS.review,
+  SERVER_COMMANDS.createNote,
+];
+
+/** `lspMemory.status` → what the memory holds and where, as `lsp-memory status --json`
+ * prints it. */
+export interface MemoryStatus {
+  user: string;
+  /** `total`, and a count per claim status (`active`, `superseded`…). */
+  claims: Record<string, number>;
+  contexts: number;
+  entities: number;
+  notes: number;
+  episodes: number;
+  sessions: number;
+  review_items: number;
+  index: { embedded: number; pending: number };
+  paths: { store: string; index: string; vaults: string[] };
+}
+
+/** Whether a server answer looks like a status (the fields the extension shows). */
+export function isMemoryStatus(value: unknown): value is MemoryStatus {
+  if (typeof value !== "object" || value === null) return false;
+  const status = value as Record<string, unknown>;
+  const claims = status.claims as Record<string, unknown> | null | undefined;
+  const index = status.index as Record<string, unknown> | null | undefined;
+  return (
+    typeof claims === "object" &&
+    claims !== null &&
+    typeof claims.total === "number" &&
+    typeof status.notes === "number" &&
+    typeof index === "object" &&
+    index !== null &&
+    typeof index.embedded === "number" &&
+    typeof index.pending === "number"
+  );
+}
 
 /** `lspMemory.review` without arguments → a list of these: consolidation's open items. */
 export interface ReviewItem {

@@ -1,7 +1,8 @@
 /**
- * The language server's life: find the program, start a client on it, restart it when it
- * crashes (a few times, then stop and say so), and tell the user once — one message per
- * start, with the actions that fix it — when it is missing, fails to start or keeps dying.
+ * The language server's life: decide where it serves (nowhere: it is not started), find the
+ * program, start a client on it, restart it when it crashes (a few times, then stop and say
+ * so), and tell the user once — one message per start, with the actions that fix it — when
+ * it is missing, fails to start or keeps dying.
  *
  * A client that failed to start cannot be started again (vscode-languageclient keeps its
  * failed start), so every start the user asks for builds a fresh client.
@@ -21,17 +22,31 @@ import {
   type CloseHandlerResult,
   type ErrorHandlerResult,
   type Executable,
+  type InitializeParams,
   type LanguageClientOptions,
   type Middleware,
+  type WorkspaceFolder,
 } from "vscode-languageclient/node";
 import { RestartLimiter } from "./limiter";
 import { findProgram } from "./program";
 import {
+  active,
+  describeScope,
+  scope,
+  scopeKey,
+  selector,
+  serverFolders,
+  type Folder,
+  type Root,
+  type Scope,
+} from "./scope";
+import {
   SECTION,
   SettingError,
-  documentSelector,
   initializationOptions,
   serverCommand,
+  serverSection,
+  type DocumentFilter,
   type Places,
   type ServerCommand,
   type Settings,
@@ -54,6 +69,12 @@ export const ACTIONS = {
 export interface Host {
   settings(): Settings;
   places(): Places;
+  /** The workspace folders on disk, each with its own view of the settings. */
+  folders(): Folder[];
+  /** Whether the workspace is trusted. */
+  trusted(): boolean;
+  /** Told where the server serves, at every start. */
+  scope(scope: Scope): void;
   output: vscode.LogOutputChannel;
   status(status: Status): void;
   /** Shows an error message; resolves to the action chosen, if any. */
@@ -61,20 +82,58 @@ export interface Host {
   openInstallGuide(): void;
   openSettings(): void;
   findProgram(program: string): Promise<string | undefined>;
-  createClient(server: Executable, options: LanguageClientOptions): LanguageClient;
+  /** `folders`: the workspace folders the server is told about (`undefined`: VS Code's). */
+  createClient(server: Executable, options: LanguageClientOptions, folders?: readonly Root[]): LanguageClient;
 }
 
 /** The client used in VS Code: the stock one, except that it never shows its own
- * notifications for a failed start or a lost connection — the manager reports those, once. */
+ * notifications for a failed start or a lost connection — the manager reports those, once —
+ * and that it tells the server about the served folders only, when given them (the server
+ * makes every workspace folder a vault, and looks for `lsp-memory.toml` in the first). */
 export class MemoryClient extends LanguageClient {
+  constructor(
+    id: string,
+    name: string,
+    server: Executable,
+    options: LanguageClientOptions,
+    private readonly folders?: readonly Root[],
+  ) {
+    super(id, name, server, options);
+  }
+
   override error(message: string, data?: unknown, showNotification?: boolean | "force"): void {
     super.error(message, data, showNotification === "force" ? false : showNotification);
   }
+
+  protected override fillInitializeParams(params: InitializeParams): void {
+    super.fillInitializeParams(params);
+    if (this.folders === undefined || this.folders.length === 0) return;
+    params.workspaceFolders = protocolFolders(this.folders);
+  }
+}
+
+/** Folders as LSP's `WorkspaceFolder`s. */
+export function protocolFolders(folders: readonly Root[]): WorkspaceFolder[] {
+  return folders.map((folder) => ({ uri: vscode.Uri.file(folder.path).toString(), name: folder.name }));
+}
+
+/** An LSP document selector as VS Code takes it (a relative pattern becomes a
+ * `vscode.RelativePattern`), for `languages.match` and the language status item. */
+export function vscodeSelector(filters: readonly DocumentFilter[]): vscode.DocumentFilter[] {
+  return filters.map((filter) => {
+    const { pattern, ...rest } = filter;
+    if (pattern === undefined || typeof pattern === "string") return filter as vscode.DocumentFilter;
+    return {
+      ...rest,
+      pattern: new vscode.RelativePattern(vscode.Uri.parse(pattern.baseUri), pattern.pattern),
+    };
+  });
 }
 
 export function vscodeHost(
   output: vscode.LogOutputChannel,
   status: (status: Status) => void,
+  served: (scope: Scope) => void,
   extensionUri: vscode.Uri,
 ): Host {
   return {
@@ -83,6 +142,16 @@ export function vscodeHost(
       workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
       home: process.env.HOME ?? process.env.USERPROFILE ?? "",
     }),
+    folders: () =>
+      (vscode.workspace.workspaceFolders ?? [])
+        .filter((folder) => folder.uri.scheme === "file")
+        .map((folder) => ({
+          path: folder.uri.fsPath,
+          name: folder.name,
+          settings: vscode.workspace.getConfiguration(SECTION, folder.uri),
+        })),
+    trusted: () => vscode.workspace.isTrusted,
+    scope: served,
     output,
     status,
     showError: (message, ...actions) => vscode.window.showErrorMessage(message, ...actions),
@@ -94,7 +163,8 @@ export function vscodeHost(
       void vscode.commands.executeCommand("workbench.action.openSettings", "lspMemory.server");
     },
     findProgram: (program) => findProgram(program),
-    createClient: (server, options) => new MemoryClient(CLIENT_ID, CLIENT_NAME, server, options),
+    createClient: (server, options, folders) =>
+      new MemoryClient(CLIENT_ID, CLIENT_NAME, server, options, folders),
   };
 }
 
@@ -110,6 +180,10 @@ const STDERR_LINES = 20;
 export class ServerManager implements vscode.Disposable {
   /** The current client, whatever its state. */
   client: LanguageClient | undefined;
+  /** Where the server serves (or would), as of the last start. */
+  scope: Scope | undefined;
+  private scopeKey: string | undefined;
+  private scopeShown: string | undefined;
   readonly limiter = new RestartLimiter();
   /** Counts starts; events of an older client are ignored. */
   private generation = 0;
@@ -133,13 +207,34 @@ export class ServerManager implements vscode.Disposable {
     return this.client?.code2ProtocolConverter.asUri(uri) ?? uri.toString();
   }
 
-  /** Starts the server; resolves once it runs or has failed (and said so). */
+  /** Whether the server serves a document (by the document selector, as the client has it). */
+  serves(document: vscode.TextDocument): boolean {
+    const served = this.scope ?? this.currentScope();
+    return active(served) && vscode.languages.match(vscodeSelector(selector(served)), document) > 0;
+  }
+
+  /** Whether the running server announced a command: `undefined` when it is not known. */
+  announces(command: string): boolean | undefined {
+    return this.client?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(command);
+  }
+
+  /** Starts the server where there is something to serve; resolves once it runs, has
+   * failed (and said so), or is not started for want of a served folder. */
   async start(): Promise<void> {
     if (this.disposed) return;
     const generation = ++this.generation;
     this.alertShown = false;
     this.stderr = [];
     this.stderrEnded = Promise.resolve();
+    const served = this.currentScope();
+    this.scope = served;
+    this.scopeKey = scopeKey(served);
+    this.host.scope(served);
+    this.describe(served);
+    if (!active(served)) {
+      this.host.status({ kind: "off" });
+      return;
+    }
     this.host.status({ kind: "starting" });
     const places = this.host.places();
     let command: ServerCommand;
@@ -158,14 +253,14 @@ export class ServerManager implements vscode.Disposable {
     }
     const shown = [program, ...command.args].join(" ");
     this.host.output.info(`starting the language server: ${shown}`);
-    // The server runs in the first workspace folder (where it looks for lsp-memory.toml);
-    // a folder that is not on disk would make the spawn fail.
-    const cwd =
-      places.workspaceFolder !== undefined && isFolder(places.workspaceFolder)
-        ? places.workspaceFolder
-        : undefined;
+    // The server runs in the first served folder, else the first workspace folder (where it
+    // looks for lsp-memory.toml when told no folder); a folder that is not on disk would make
+    // the spawn fail.
+    const folders = serverFolders(served);
+    const home = folders?.[0]?.path ?? places.workspaceFolder;
+    const cwd = home !== undefined && isFolder(home) ? home : undefined;
     const server: Executable = { command: program, args: command.args, options: cwd ? { cwd } : undefined };
-    const client = this.host.createClient(server, this.clientOptions(generation));
+    const client = this.host.createClient(server, this.clientOptions(generation, served), folders);
     this.client = client;
     let spawnError: string | undefined;
     let settled: () => void = () => undefined;
@@ -198,6 +293,20 @@ export class ServerManager implements vscode.Disposable {
     } finally {
       settled();
     }
+  }
+
+  /** Restarts the server when where it would serve has changed (an `lsp-memory.toml`
+   * appeared or went, a workspace folder or a setting changed): started where it now has
+   * something to serve, stopped where it has not. */
+  async refresh(): Promise<void> {
+    if (this.disposed) return;
+    const served = this.currentScope();
+    this.describe(served);
+    const key = scopeKey(served);
+    if (key === this.scopeKey) return;
+    this.scopeKey = key;
+    this.host.output.info("the served folders changed: restarting the server");
+    await this.restart();
   }
 
   /** A restart the user asked for: the restart count starts again. */
@@ -241,11 +350,30 @@ export class ServerManager implements vscode.Disposable {
     await this.stop();
   }
 
-  private clientOptions(generation: number): LanguageClientOptions {
+  private currentScope(): Scope {
+    const places = this.host.places();
+    return scope({
+      settings: this.host.settings(),
+      folders: this.host.folders(),
+      home: places.home,
+      trusted: this.host.trusted(),
+    });
+  }
+
+  /** Says in the output where the server serves, when that changed. */
+  private describe(served: Scope): void {
+    const text = [describeScope(served), ...served.notes].join("; ");
+    if (text === this.scopeShown) return;
+    this.scopeShown = text;
+    this.host.output.info(describeScope(served));
+    for (const note of served.notes) this.host.output.warn(note);
+  }
+
+  private clientOptions(generation: number, served: Scope): LanguageClientOptions {
     const settings = this.host.settings();
     const output = this.host.output;
     return {
-      documentSelector: documentSelector(settings),
+      documentSelector: selector(served),
       initializationOptions: initializationOptions(settings),
       outputChannel: output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -254,7 +382,7 @@ export class ServerManager implements vscode.Disposable {
         error: (error, _message, count) => this.connectionError(generation, error, count),
         closed: () => this.closed(generation),
       },
-      middleware: this.middleware,
+      middleware: this.withWorkspace(serverFolders(served)),
       stdioOptions: {
         stdout: (input, channel) => lines(input, (line) => channel.info(line)),
         stderr: (input, channel) => {
@@ -271,6 +399,33 @@ export class ServerManager implements vscode.Disposable {
         },
       },
     };
+  }
+
+  /**
+   * The given middleware, plus: the `lspMemory` settings go to the server without the
+   * extension's own keys and with renamed ones under their new names; and when the server
+   * is told about the served folders only, it is told so again when it asks, and not told
+   * about VS Code's folder changes (a change of the served folders restarts it).
+   */
+  private withWorkspace(folders: readonly Root[] | undefined): Middleware {
+    const given = this.middleware.workspace ?? {};
+    const workspace: Middleware["workspace"] = {
+      ...given,
+      configuration: async (params, token, next) => {
+        const found = await (given.configuration
+          ? given.configuration(params, token, next)
+          : next(params, token));
+        if (!Array.isArray(found)) return found;
+        return found.map((value: unknown, index) =>
+          params.items[index]?.section === SECTION ? serverSection(value) : value,
+        );
+      },
+    };
+    if (folders !== undefined) {
+      workspace.workspaceFolders = () => protocolFolders(folders);
+      workspace.didChangeWorkspaceFolders = () => Promise.resolve();
+    }
+    return { ...this.middleware, workspace };
   }
 
   /** The connection to a running server closed: restart it, unless it has done this too

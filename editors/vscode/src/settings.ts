@@ -1,8 +1,8 @@
 /**
  * The extension's settings, read from a `lspMemory` configuration section: the server's own
- * options (passed as `initializationOptions` with the server's key names), the command that
- * starts the server, and the documents it serves. Pure: no `vscode` import, so every rule
- * here is unit-tested without an editor.
+ * options (passed as `initializationOptions` and through `workspace/configuration`, camelCase
+ * like every VS Code setting), the command that starts the server, and the documents it
+ * serves. Pure: no `vscode` import, so every rule here is unit-tested without an editor.
  */
 
 import * as path from "node:path";
@@ -10,7 +10,8 @@ import * as path from "node:path";
 /** The settings section, shared with the server (it reads `workspace/configuration` of it). */
 export const SECTION = "lspMemory";
 
-/** The server's options, with the server's key names (README "Configuration"). */
+/** The server's options, as VS Code settings (the server takes these names and its own
+ * snake_case ones: README "Configuration"). */
 export const SERVER_KEYS = [
   "store",
   "user",
@@ -19,24 +20,49 @@ export const SERVER_KEYS = [
   "model",
   "excludes",
   "cache",
-  "busy_timeout_ms",
+  "busyTimeoutMs",
+  "maxDocumentBytes",
   "severities",
   "tiers",
-  "classifier_command",
-  "classifier_timeout_s",
+  "classifierCommand",
+  "classifierTimeoutS",
   "supersede",
-  "review_command",
-  "review_timeout_s",
-  "consolidate_every",
-  "extractor_command",
-  "extractor_timeout_s",
+  "reviewCommand",
+  "reviewTimeoutS",
+  "consolidateEvery",
+  "extractorCommand",
+  "extractorTimeoutS",
 ] as const;
 
-/** Settings that only this extension reads; a change to one restarts the server. */
-export const CLIENT_KEYS = ["serverPath", "serverCommand", "documentSelector"] as const;
+/** Settings renamed to camelCase in 0.2.0, old name → new name. VS Code does not move a
+ * user's values, so an old name still counts where the new one is unset. */
+export const RENAMED: Readonly<Record<string, (typeof SERVER_KEYS)[number]>> = {
+  busy_timeout_ms: "busyTimeoutMs",
+  classifier_command: "classifierCommand",
+  classifier_timeout_s: "classifierTimeoutS",
+  review_command: "reviewCommand",
+  review_timeout_s: "reviewTimeoutS",
+  consolidate_every: "consolidateEvery",
+  extractor_command: "extractorCommand",
+  extractor_timeout_s: "extractorTimeoutS",
+};
+
+/** Settings that start the server or choose what it serves: only this extension reads them,
+ * and a change restarts the server. */
+export const CLIENT_KEYS = [
+  "serverPath",
+  "serverCommand",
+  "folders",
+  "plainText",
+  "untitled",
+  "documentSelector",
+] as const;
+
+/** Keys of the section that are not the server's: the extension's own and the client
+ * library's (`trace.server`). */
+const NOT_THE_SERVERS: ReadonlySet<string> = new Set([...CLIENT_KEYS, "trace"]);
 
 export const DEFAULT_COMMAND: readonly string[] = ["lsp-memory", "serve"];
-export const DEFAULT_LANGUAGES: readonly string[] = ["markdown", "plaintext"];
 
 /** What the extension needs of a `WorkspaceConfiguration`. */
 export interface Settings {
@@ -51,6 +77,19 @@ export interface Places {
   home: string;
 }
 
+/** Whether a setting's value counts as set: every server option's default is `null`. */
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== "";
+}
+
+/** A server option's value: its camelCase setting, else its old snake_case name. */
+function serverValue(settings: Settings, key: string): unknown {
+  const value = settings.get(key);
+  if (isSet(value)) return value;
+  const old = Object.keys(RENAMED).find((name) => RENAMED[name] === key);
+  return old === undefined ? undefined : settings.get(old);
+}
+
 /**
  * The server options the user set, for `initializationOptions`: unset ones (`null`,
  * `undefined`, `""`; every default is `null`) are left out, so `lsp-memory.toml` and the
@@ -60,12 +99,37 @@ export interface Places {
 export function initializationOptions(settings: Settings): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const key of SERVER_KEYS) {
-    const value = settings.get(key);
-    if (value !== undefined && value !== null && value !== "") {
+    const value = serverValue(settings, key);
+    if (isSet(value)) {
       options[key] = value;
     }
   }
   return options;
+}
+
+/** The old names among the settings the user set, with their new names. */
+export function renamedInUse(settings: Settings): { old: string; name: string }[] {
+  return Object.entries(RENAMED)
+    .filter(([old]) => isSet(settings.get(old)))
+    .map(([old, name]) => ({ old: `${SECTION}.${old}`, name: `${SECTION}.${name}` }));
+}
+
+/**
+ * The `lspMemory` section as the server gets it through `workspace/configuration`: without
+ * the extension's own keys, and with a value under an old name moved to its new name when
+ * the new one is unset. Keys the extension does not know (a newer server's) pass through.
+ */
+export function serverSection(section: unknown): unknown {
+  if (typeof section !== "object" || section === null || Array.isArray(section)) return section;
+  const given = section as Record<string, unknown>;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (!NOT_THE_SERVERS.has(key) && !(key in RENAMED)) result[key] = value;
+  }
+  for (const [old, name] of Object.entries(RENAMED)) {
+    if (isSet(given[old]) && !isSet(given[name])) result[name] = given[old];
+  }
+  return result;
 }
 
 /** A program and its arguments; `label` says which setting gave it, for messages. */
@@ -173,36 +237,39 @@ export function splitCommandLine(line: string): string[] {
   return words;
 }
 
-/** A document filter, as `vscode.DocumentFilter` has it: at least one of the three. */
+/** A glob relative to a folder, as LSP 3.17 has it (`baseUri` is a `file:` URI). */
+export interface RelativePattern {
+  baseUri: string;
+  pattern: string;
+}
+
+/** A document filter, as LSP has it: at least one of the three. */
 export type DocumentFilter =
-  | { language: string; scheme?: string; pattern?: string }
-  | { language?: string; scheme: string; pattern?: string }
-  | { language?: string; scheme?: string; pattern: string };
+  | { language: string; scheme?: string; pattern?: string | RelativePattern }
+  | { language?: string; scheme: string; pattern?: string | RelativePattern }
+  | { language?: string; scheme?: string; pattern: string | RelativePattern };
 
 /**
- * The documents the server serves, from `lspMemory.documentSelector`: a language id serves
- * that language's saved (`file`) and `untitled` documents; a filter object is used as it is.
- * Anything else in the list is skipped; an empty or unusable list gives the default.
+ * `lspMemory.documentSelector`, the escape hatch: when set (a non-empty list) it replaces the
+ * served folders. A language id serves that language's saved (`file`) and `untitled`
+ * documents; a filter object is used as it is. Anything else in the list is skipped; unset,
+ * or nothing usable, gives `undefined`.
  */
-export function documentSelector(settings: Settings): DocumentFilter[] {
+export function customSelector(settings: Settings): DocumentFilter[] | undefined {
   const value = settings.get("documentSelector");
   const entries = Array.isArray(value) ? (value as unknown[]) : [];
   const filters: DocumentFilter[] = [];
   for (const entry of entries) {
     if (typeof entry === "string" && entry.trim() !== "") {
-      filters.push(...languageFilters(entry.trim()));
+      filters.push(
+        { scheme: "file", language: entry.trim() },
+        { scheme: "untitled", language: entry.trim() },
+      );
     } else if (isFilter(entry)) {
       filters.push(entry);
     }
   }
-  return filters.length > 0 ? filters : DEFAULT_LANGUAGES.flatMap(languageFilters);
-}
-
-function languageFilters(language: string): DocumentFilter[] {
-  return [
-    { scheme: "file", language },
-    { scheme: "untitled", language },
-  ];
+  return filters.length > 0 ? filters : undefined;
 }
 
 function isFilter(entry: unknown): entry is DocumentFilter {

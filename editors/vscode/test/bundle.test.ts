@@ -1,7 +1,7 @@
 /**
  * The bundle as it ships: esbuild's output (built here with esbuild.mjs, minified) loads with
- * only `vscode` outside it, activates, registers its commands, and with no server says so in
- * one message.
+ * only `vscode` outside it, activates, registers its commands, and, with a folder to serve
+ * and no server, says so in one message.
  */
 
 import { execFileSync } from "node:child_process";
@@ -28,6 +28,7 @@ test("the bundle activates and reports a missing server once", async () => {
   };
   reset();
   state.configuration["lspMemory.serverCommand"] = ["lsp-memory-not-installed-here", "serve"];
+  state.configuration["lspMemory.folders"] = [folder];
   extension.activate({ subscriptions: [], extensionUri: Uri.file(folder) });
   for (let i = 0; i < 100 && state.shown.length === 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 20));

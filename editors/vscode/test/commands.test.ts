@@ -1,9 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import * as path from "node:path";
 import {
   COMMANDS,
   COPY,
   COPY_REFERENCE,
   Commands,
+  NOT_SERVED,
+  OPEN_SETTINGS,
+  REINDEX_SETTLE_MS,
   REMEMBER_CHOICES,
   contextSummary,
   insertReference,
@@ -16,7 +21,7 @@ import {
   showContextBlock,
   SEARCH_DELAY_MS,
 } from "../src/commands";
-import type { ContextBlock, ReviewItem, SearchHit } from "../src/protocol";
+import { SERVER_COMMANDS, type ContextBlock, type ReviewItem, type SearchHit } from "../src/protocol";
 import { NotRunning, type ServerManager } from "../src/server";
 import { Position, Selection, TextEditor, makeDocument, reset, state } from "./vscode";
 
@@ -43,20 +48,29 @@ function hit(reference: string, kind = "claim", extra: Partial<SearchHit> = {}):
   };
 }
 
-/** A stand-in for the server manager: `execute` answers from `answers` by command. */
+/** A stand-in for the server manager: `execute` answers from `answers` by command; it
+ * serves Markdown. `written` records the refreshes of the counts asked for. */
 function fakeServer(answers: Record<string, unknown> = {}) {
   const execute = vi.fn((command: string, _args: unknown[]) => {
     const answer = answers[command];
     return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
   });
   const restart = vi.fn(() => Promise.resolve());
+  const written = vi.fn((_delayMs?: number) => undefined);
   const server = {
     execute,
     restart,
+    serves: (document: { languageId: string }) => document.languageId === "markdown",
     uri: (uri: { toString(): string }) => uri.toString(),
     output: { show: vi.fn() },
   };
-  return { server, commands: new Commands(server as unknown as ServerManager), execute, restart };
+  return {
+    server,
+    commands: new Commands(server as unknown as ServerManager, written),
+    execute,
+    restart,
+    written,
+  };
 }
 
 beforeEach(reset);
@@ -125,17 +139,27 @@ describe("the context block", () => {
     state.activeTextEditor = new TextEditor(makeDocument("x = 1\n", "python", "file:///a.py"));
     const { commands, execute } = fakeServer();
     await commands.buildContext();
+    state.answers.push(OPEN_SETTINGS);
+    await commands.buildContext();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(execute).not.toHaveBeenCalled();
-    expect(state.shown[0]!.message).toContain("not served by lsp-memory");
-    expect(state.shown[0]!.message).toContain("lspMemory.documentSelector");
+    expect(state.shown[0]).toEqual({ level: "warning", message: NOT_SERVED, actions: [OPEN_SETTINGS] });
+    expect(NOT_SERVED).toContain("lsp-memory.toml");
+    expect(NOT_SERVED).toContain("lspMemory.folders");
+    expect(state.executed).toEqual([
+      { command: "workbench.action.openSettings", args: ["lspMemory.folders"] },
+    ]);
   });
 
   test("the code lens's lspMemory.buildContext result is shown the same way", async () => {
-    const { commands } = fakeServer();
-    await commands.afterServerCommand("lspMemory.buildContext", ["file:///notes/prompt.md"], block);
+    const { commands, written } = fakeServer();
+    const next = vi.fn((_command: string, _args: unknown[]) => block);
+    await commands.runServerCommand("lspMemory.buildContext", ["file:///notes/prompt.md"], next);
+    expect(next).toHaveBeenCalledWith("lspMemory.buildContext", ["file:///notes/prompt.md"]);
     expect(state.opened).toHaveLength(1);
-    await commands.afterServerCommand("lspMemory.reindex", [], { status: "started" });
+    await commands.runServerCommand("lspMemory.reindex", [], () => ({ status: "started" }));
     expect(state.opened).toHaveLength(1);
+    expect(written).not.toHaveBeenCalled();
   });
 });
 
@@ -360,36 +384,88 @@ describe("remember selection", () => {
     expect(REMEMBER_CHOICES.map((choice) => choice.replace)).toEqual([false, true]);
   });
 
-  test("the code actions' results are reported too", async () => {
-    const { commands } = fakeServer();
-    await commands.afterServerCommand("lspMemory.rememberSelection", ["file:///a.md", {}, true], {
+  test("the code actions' results are reported too, and the counts refreshed", async () => {
+    const { commands, written } = fakeServer();
+    await commands.runServerCommand("lspMemory.rememberSelection", ["file:///a.md", {}, true], () => ({
       reference: "@a",
       replaced: true,
-    });
+    }));
     expect(state.shown[0]!.message).toBe("lsp-memory: remembered as @a; the selection now references it.");
+    expect(written).toHaveBeenCalledTimes(1);
+  });
+
+  test("Remember selection refreshes the counts", async () => {
+    state.activeTextEditor = new TextEditor(
+      makeDocument("tea\n"),
+      new Selection(new Position(0, 0), new Position(0, 3)),
+    );
+    state.picks.push(0);
+    const { commands, written } = fakeServer({ "lspMemory.rememberSelection": { reference: "@tea" } });
+    await commands.rememberSelection();
+    expect(written).toHaveBeenCalledTimes(1);
   });
 });
 
+const COMMANDS_PY = path.join(__dirname, "../../../lsp_memory/lsp/features/commands.py");
+
 describe("the commands", () => {
-  test("registered under lsp-memory.*, apart from the server's lspMemory.* ones", () => {
+  test("registered under lspMemory.*, none of them a server command", () => {
     const { commands } = fakeServer();
     commands.register();
-    expect([...state.commands.keys()].sort()).toEqual(Object.values(COMMANDS).sort());
-    expect(Object.values(COMMANDS).every((id) => id.startsWith("lsp-memory."))).toBe(true);
+    const ids = Object.values(COMMANDS);
+    expect([...state.commands.keys()].sort()).toEqual([...ids].sort());
+    expect(ids.every((id) => /^lspMemory\.[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    // vscode-languageclient registers the server's commands under their own ids: the same id
+    // registered twice fails (and the server's command would be lost).
+    const server: string[] = Object.values(SERVER_COMMANDS);
+    expect(server).toEqual(expect.arrayContaining(["lspMemory.status", "lspMemory.createNote"]));
+    expect(ids.filter((id) => server.includes(id))).toEqual([]);
   });
 
-  test("Reindex asks the server and says so in the status bar", async () => {
-    const { commands, execute } = fakeServer({ "lspMemory.reindex": { status: "started" } });
+  test.skipIf(!existsSync(COMMANDS_PY))("no id is one the server's source registers", () => {
+    const source = readFileSync(COMMANDS_PY, "utf8");
+    const registered = [...source.matchAll(/"(lspMemory\.\w+)"/g)].map((match) => match[1]);
+    expect(registered).toContain("lspMemory.buildContext");
+    expect(Object.values(COMMANDS).filter((id) => registered.includes(id))).toEqual([]);
+  });
+
+  test("Reindex asks the server, says so in the status bar, and refreshes the counts later", async () => {
+    const { commands, execute, written } = fakeServer({ "lspMemory.reindex": { status: "started" } });
     await commands.reindex();
     expect(execute).toHaveBeenCalledWith("lspMemory.reindex", []);
     expect(state.statusMessages).toEqual(["lsp-memory: reindexing the store and the vaults…"]);
+    expect(written).toHaveBeenCalledWith(REINDEX_SETTLE_MS);
+  });
+
+  test("the server's Create note command goes through as it is, and refreshes the counts", async () => {
+    // The server's quick fix for clients without resource operations runs it; nothing in the
+    // extension may change or swallow it.
+    const { commands, written } = fakeServer();
+    const args = ["file:///notes/Project%20Beta.md", "# Project Beta\n"];
+    const answer = { path: "/notes/Project Beta.md", uri: args[0], created: true };
+    const next = vi.fn((_command: string, _args: unknown[]) => Promise.resolve(answer));
+    const result = await commands.runServerCommand("lspMemory.createNote", args, next);
+    expect(next).toHaveBeenCalledWith("lspMemory.createNote", args);
+    expect(result).toEqual(answer);
+    expect(written).toHaveBeenCalledTimes(1);
+    expect(state.shown).toEqual([]);
+  });
+
+  test("a server command run from the editor that fails is one message", async () => {
+    const { commands, written } = fakeServer();
+    const result = await commands.runServerCommand("lspMemory.createNote", ["file:///n.md", "N"], () =>
+      Promise.reject(new Error("file exists")),
+    );
+    expect(result).toBeUndefined();
+    expect(state.shown).toEqual([{ level: "error", message: "lsp-memory: file exists", actions: [] }]);
+    expect(written).not.toHaveBeenCalled();
   });
 
   test("a command without a running server offers Restart", async () => {
     const { commands, restart } = fakeServer({ "lspMemory.reindex": new NotRunning() });
     commands.register();
     state.answers.push("Restart");
-    await state.commands.get(COMMANDS.reindex)!();
+    await state.commands.get(COMMANDS.reindexMemory)!();
     await new Promise((resolve) => setImmediate(resolve));
     expect(state.shown).toEqual([
       { level: "error", message: "lsp-memory: the language server is not running.", actions: ["Restart"] },
@@ -400,7 +476,7 @@ describe("the commands", () => {
   test("a server error is one message", async () => {
     const { commands } = fakeServer({ "lspMemory.reindex": new Error("database is locked") });
     commands.register();
-    await state.commands.get(COMMANDS.reindex)!();
+    await state.commands.get(COMMANDS.reindexMemory)!();
     expect(state.shown).toEqual([{ level: "error", message: "lsp-memory: database is locked", actions: [] }]);
   });
 });
@@ -444,8 +520,10 @@ describe("review memory", () => {
       ),
     );
     const server = { execute, restart: vi.fn(), uri: String, output: { show: vi.fn() } };
-    await new Commands(server as unknown as ServerManager).review();
+    const written = vi.fn();
+    await new Commands(server as unknown as ServerManager, written).review();
     expect(execute.mock.calls.map((call) => call[1])).toEqual([[], ["keep-both", 3]]);
+    expect(written).toHaveBeenCalledTimes(1);
     expect(state.shown).toEqual([
       {
         level: "information",

@@ -1,9 +1,12 @@
 /**
  * Test doubles for the server manager: a language client whose life the test drives, and a
- * `Host` that records what the manager shows.
+ * `Host` that records what the manager shows, on a workspace of one folder of notes (with an
+ * `lsp-memory.toml`) by default.
  */
 
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { Readable } from "node:stream";
 import { vi } from "vitest";
 import type {
@@ -14,9 +17,30 @@ import type {
 } from "vscode-languageclient/node";
 import { State } from "vscode-languageclient/node";
 import * as vscode from "vscode";
+import type { Root, Scope } from "../src/scope";
 import type { Host } from "../src/server";
 import type { Status } from "../src/status";
 import { DEFAULT_COMMAND, type Settings } from "../src/settings";
+
+let temporary: string | undefined;
+
+/** A folder for this test file's workspaces, removed when the process ends. */
+export function temporaryFolder(): string {
+  if (temporary === undefined) {
+    const made = mkdtempSync(path.join(tmpdir(), "lsp-memory-test-"));
+    temporary = made;
+    process.once("exit", () => rmSync(made, { recursive: true, force: true }));
+  }
+  return temporary;
+}
+
+/** A new folder under the temporary one, with these files (name → text). */
+export function folder(name: string, files: Record<string, string> = {}): string {
+  const made = path.join(temporaryFolder(), name);
+  mkdirSync(made, { recursive: true });
+  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(made, file), text);
+  return made;
+}
 
 /** What `start()` does: run (the default), fail, or stay starting. */
 export type Behaviour = "run" | "fail" | "hang";
@@ -27,6 +51,8 @@ export class FakeClient {
   readonly onDidChangeState = this.states.event;
   readonly requests: { method: string; params: unknown }[] = [];
   answer: (params: { command: string; arguments: unknown[] }) => unknown = () => null;
+  /** What the server answered to `initialize`, once it runs (only its commands matter). */
+  initializeResult: { capabilities: { executeCommandProvider?: { commands: string[] } } } | undefined;
   readonly code2ProtocolConverter = { asUri: (uri: vscode.Uri) => uri.toString() };
   disposed = false;
 
@@ -34,6 +60,7 @@ export class FakeClient {
     readonly server: Executable,
     readonly options: LanguageClientOptions,
     private readonly behaviour: Behaviour,
+    readonly folders: readonly Root[] | undefined,
   ) {}
 
   setState(state: State): void {
@@ -99,6 +126,10 @@ export interface Recorder {
   host: Host;
   clients: FakeClient[];
   statuses: Status[];
+  scopes: Scope[];
+  /** The workspace folders: paths; each sees the settings in `values`. */
+  workspace: string[];
+  trusted: boolean;
   errors: { message: string; actions: string[] }[];
   /** Answers to the next error messages (an action's title). */
   answers: (string | undefined)[];
@@ -113,18 +144,33 @@ export interface Recorder {
   behaviour: Behaviour;
 }
 
+/** The notes folder of the default workspace: it has an `lsp-memory.toml`. */
+export function notes(): string {
+  return folder("notes", { "lsp-memory.toml": "", "a.md": "# A\n" });
+}
+
 export function recorder(): Recorder {
   const output = vscode.window.createOutputChannel("lsp-memory", { log: true });
   const r: Recorder = {
     clients: [],
     statuses: [],
+    scopes: [],
+    workspace: [notes()],
+    trusted: true,
     errors: [],
     answers: [],
     installGuides: 0,
     settingsOpened: 0,
     found: [],
     output,
-    values: { serverPath: "", serverCommand: DEFAULT_COMMAND, documentSelector: ["markdown", "plaintext"] },
+    values: {
+      serverPath: "",
+      serverCommand: DEFAULT_COMMAND,
+      folders: [],
+      plainText: false,
+      untitled: false,
+      documentSelector: null,
+    },
     exists: () => true,
     behaviour: "run",
     host: undefined as unknown as Host,
@@ -132,7 +178,10 @@ export function recorder(): Recorder {
   const settings: Settings = { get: (key: string) => r.values[key] };
   r.host = {
     settings: () => settings,
-    places: () => ({ workspaceFolder: tmpdir(), home: "/home/priya" }),
+    places: () => ({ workspaceFolder: r.workspace[0], home: "/home/priya" }),
+    folders: () => r.workspace.map((where) => ({ path: where, name: path.basename(where), settings })),
+    trusted: () => r.trusted,
+    scope: (scope) => r.scopes.push(scope),
     output,
     status: (status) => r.statuses.push(status),
     showError: (message, ...actions) => {
@@ -151,8 +200,8 @@ export function recorder(): Recorder {
       const found = program.includes("/") ? program : `/usr/bin/${program}`;
       return Promise.resolve(r.exists(program) ? found : undefined);
     },
-    createClient: (server, options) => {
-      const client = new FakeClient(server, options, r.behaviour);
+    createClient: (server, options, folders) => {
+      const client = new FakeClient(server, options, r.behaviour, folders);
       r.clients.push(client);
       return client as unknown as LanguageClient;
     },

@@ -1,19 +1,24 @@
 /**
- * package.json against the code and the server: every server option is a setting with the
- * server's key name and an unset (`null`) default; every command is contributed; the VS Code
- * version is the one vscode-languageclient needs. Where the repository's Python source is
- * there, the settings, diagnostic kinds and tiers are checked against the server's own lists.
+ * package.json against the code and the server: every server option is a camelCase setting
+ * with an unset (`null`) default, and its old snake_case name a deprecated one; every command
+ * is contributed under `lspMemory.`, none a server command's id; the VS Code version is the
+ * one vscode-languageclient needs. Where the repository's Python source is there, the
+ * settings, diagnostic kinds and tiers are checked against the server's own lists.
  */
 
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, test } from "vitest";
 import { COMMANDS } from "../src/commands";
-import { CLIENT_KEYS, DEFAULT_COMMAND, DEFAULT_LANGUAGES, SECTION, SERVER_KEYS } from "../src/settings";
+import { SERVED_CONTEXT } from "../src/extension";
+import { SERVER_COMMANDS } from "../src/protocol";
+import { CLIENT_KEYS, DEFAULT_COMMAND, RENAMED, SECTION, SERVER_KEYS } from "../src/settings";
 
 interface Property {
   default: unknown;
   type: string | string[];
+  scope?: string;
+  markdownDeprecationMessage?: string;
   properties?: Record<string, Property & { enum?: string[] }>;
 }
 
@@ -21,10 +26,12 @@ const manifest = JSON.parse(readFileSync(path.join(__dirname, "../package.json")
   main: string;
   engines: { vscode: string };
   activationEvents: string[];
+  capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } };
   devDependencies: Record<string, string>;
   dependencies: Record<string, string>;
   contributes: {
     commands: { command: string; title: string; category: string }[];
+    menus: Record<string, { command: string; when: string }[]>;
     configuration: { properties: Record<string, Property> };
   };
 };
@@ -32,28 +39,61 @@ const properties = manifest.contributes.configuration.properties;
 const CONFIG_PY = path.join(__dirname, "../../../lsp_memory/config.py");
 const HAVE_SERVER_SOURCE = existsSync(CONFIG_PY);
 
-test("every server option is a setting under its server name, unset by default", () => {
+const camel = (key: string) => key.replace(/_([a-z])/g, (_all, c: string) => c.toUpperCase());
+
+test("every server option is a camelCase setting, unset by default", () => {
   for (const key of SERVER_KEYS) {
     const property = properties[`${SECTION}.${key}`];
     expect(property, key).toBeDefined();
     expect(property!.default, key).toBeNull();
     expect(property!.type, key).toContain("null");
+    expect(property!.markdownDeprecationMessage, key).toBeUndefined();
+  }
+  const current = Object.keys(properties).filter(
+    (key) => properties[key]!.markdownDeprecationMessage === undefined,
+  );
+  expect(current.filter((key) => key.includes("_"))).toEqual([]);
+});
+
+test("an old snake_case name is a deprecated setting pointing at its new name", () => {
+  for (const [old, name] of Object.entries(RENAMED)) {
+    const before = properties[`${SECTION}.${old}`];
+    const after = properties[`${SECTION}.${name}`]!;
+    expect(before, old).toBeDefined();
+    expect(before!.markdownDeprecationMessage).toContain(`#${SECTION}.${name}#`);
+    expect(before!.default).toBeNull();
+    expect(before!.type).toEqual(after.type);
+    expect(before!.scope).toEqual(after.scope);
   }
 });
 
 test("the extension's own settings; nothing else", () => {
   expect(properties[`${SECTION}.serverCommand`]!.default).toEqual(DEFAULT_COMMAND);
   expect(properties[`${SECTION}.serverPath`]!.default).toBe("");
-  expect(properties[`${SECTION}.documentSelector`]!.default).toEqual(DEFAULT_LANGUAGES);
+  expect(properties[`${SECTION}.folders`]).toMatchObject({ default: [], scope: "resource" });
+  expect(properties[`${SECTION}.plainText`]!.default).toBe(false);
+  expect(properties[`${SECTION}.untitled`]!.default).toBe(false);
+  expect(properties[`${SECTION}.documentSelector`]!.default).toBeNull();
   const known = new Set<string>(
-    [...SERVER_KEYS, ...CLIENT_KEYS, "trace.server"].map((key) => `${SECTION}.${key}`),
+    [...SERVER_KEYS, ...CLIENT_KEYS, ...Object.keys(RENAMED), "trace.server"].map(
+      (key) => `${SECTION}.${key}`,
+    ),
   );
   expect(Object.keys(properties).filter((key) => !known.has(key))).toEqual([]);
 });
 
-test("every command is contributed, titled for the palette", () => {
+test("an untrusted workspace cannot choose the program or where it serves", () => {
+  expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.sort()).toEqual(
+    ["serverPath", "serverCommand", "folders", "documentSelector"].map((key) => `${SECTION}.${key}`).sort(),
+  );
+});
+
+test("every command is contributed under lspMemory., titled for the palette, none a server command", () => {
   const contributed = manifest.contributes.commands.map((command) => command.command).sort();
   expect(contributed).toEqual(Object.values(COMMANDS).sort());
+  expect(contributed.every((id) => id.startsWith(`${SECTION}.`))).toBe(true);
+  const server: string[] = Object.values(SERVER_COMMANDS);
+  expect(contributed.filter((id) => server.includes(id))).toEqual([]);
   expect(manifest.contributes.commands.every((command) => command.category === "lsp-memory")).toBe(true);
   const titles = manifest.contributes.commands.map((command) => command.title);
   expect(titles).toEqual(
@@ -67,13 +107,23 @@ test("every command is contributed, titled for the palette", () => {
   );
 });
 
+test("the context menu shows on served documents, with contributed commands", () => {
+  const menu = manifest.contributes.menus["editor/context"]!;
+  expect(menu.map((entry) => entry.command).sort()).toEqual([COMMANDS.remember, COMMANDS.showContext].sort());
+  for (const entry of menu) expect(entry.when).toContain(SERVED_CONTEXT);
+});
+
 test("VS Code ^1.91.0 (vscode-languageclient 11), the bundle, Markdown and plain text", () => {
   expect(manifest.engines.vscode).toBe("^1.91.0");
   expect(manifest.devDependencies["@types/vscode"]).toBe("~1.91.0");
   expect(manifest.dependencies["vscode-languageclient"]).toMatch(/^\^11\./);
   expect(manifest.main).toBe("./dist/extension.js");
   expect(manifest.activationEvents).toEqual(
-    expect.arrayContaining(["onLanguage:markdown", "onLanguage:plaintext"]),
+    expect.arrayContaining([
+      "onLanguage:markdown",
+      "onLanguage:plaintext",
+      "workspaceContains:lsp-memory.toml",
+    ]),
   );
 });
 
@@ -89,8 +139,10 @@ describe.skipIf(!HAVE_SERVER_SOURCE)("against the server's lsp_memory/config.py"
   };
   const keys = (text: string) => [...text.matchAll(/^\s+"([\w-]+)":/gm)].map((m) => m[1]);
 
-  test("the settings are the server's", () => {
-    expect([...SERVER_KEYS].sort()).toEqual(keys(block("_PARSERS")).sort());
+  test("the settings are the server's, camelCase", () => {
+    // The server takes both spellings; its list may hold either or both.
+    const server = [...new Set(keys(block("_PARSERS")).map((key) => camel(key!)))];
+    expect([...SERVER_KEYS].sort()).toEqual(server.sort());
   });
 
   test("the diagnostic kinds and levels are the server's", () => {

@@ -1,12 +1,21 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { beforeEach, describe, expect, test } from "vitest";
-import { CloseAction, ErrorAction, State } from "vscode-languageclient/node";
+import { pathToFileURL } from "node:url";
+import { beforeEach, describe, expect, test, vi } from "vitest";
+import {
+  CloseAction,
+  ErrorAction,
+  State,
+  type ClientCapabilities,
+  type ConfigurationParams,
+  type InitializeParams,
+  type Middleware,
+} from "vscode-languageclient/node";
 import * as vscode from "vscode";
-import { reset, state } from "./vscode";
+import { Uri, makeDocument, reset, state } from "./vscode";
 import { ACTIONS, MemoryClient, NotRunning, ServerManager, readmeName } from "../src/server";
-import { recorder, settle, type Recorder } from "./fakes";
+import { folder, recorder, settle, type Recorder } from "./fakes";
 
 let r: Recorder;
 let manager: ServerManager;
@@ -19,25 +28,33 @@ beforeEach(() => {
 
 describe("starting", () => {
   test("the resolved program, the server's options and the document selector go to the client", async () => {
-    r.values = { ...r.values, user: "priya", budget: 2000, store: null, documentSelector: ["markdown"] };
+    r.values = { ...r.values, user: "priya", budget: 2000, store: null, busy_timeout_ms: 250 };
     await manager.start();
     expect(r.clients).toHaveLength(1);
     const client = r.clients[0]!;
+    const notes = r.workspace[0]!;
     expect(client.server).toEqual({
       command: "/usr/bin/lsp-memory",
       args: ["serve"],
-      options: { cwd: tmpdir() },
+      options: { cwd: notes },
     });
-    expect(client.options.initializationOptions).toEqual({ user: "priya", budget: 2000 });
+    // camelCase, an old name's value under its new one.
+    expect(client.options.initializationOptions).toEqual({ user: "priya", budget: 2000, busyTimeoutMs: 250 });
     expect(client.options.documentSelector).toEqual([
-      { scheme: "file", language: "markdown" },
-      { scheme: "untitled", language: "markdown" },
+      {
+        scheme: "file",
+        language: "markdown",
+        pattern: { baseUri: pathToFileURL(notes).href, pattern: "**" },
+      },
     ]);
+    expect(client.folders).toEqual([{ path: notes, name: "notes", reason: "lsp-memory.toml" }]);
     expect(r.statuses.map((s) => s.kind)).toEqual(["starting", "indexing"]);
     expect(r.errors).toEqual([]);
   });
 
   test("a workspace folder that is not on disk is not the working folder", async () => {
+    r.values = { ...r.values, documentSelector: ["markdown"] };
+    r.workspace = [];
     r.host.places = () => ({ workspaceFolder: "/nonexistent/notes", home: "/home/priya" });
     await manager.start();
     expect(r.clients[0]!.server.options).toBeUndefined();
@@ -48,6 +65,111 @@ describe("starting", () => {
     await manager.start();
     expect(r.clients[0]!.server.command).toBe("/opt/venv/bin/python3");
     expect(r.clients[0]!.server.args).toEqual(["-m", "lsp_memory", "serve"]);
+  });
+});
+
+describe("where it serves", () => {
+  const lines = () => (r.output as unknown as { lines: string[] }).lines;
+
+  test("no folder with lsp-memory.toml and no lspMemory.folders: not started, and said so", async () => {
+    r.workspace = [folder("just-code", { "CHANGELOG.md": "Thanks @octocat\n" })];
+    await manager.start();
+    expect(r.clients).toEqual([]);
+    expect(r.found).toEqual([]);
+    expect(r.statuses).toEqual([{ kind: "off" }]);
+    expect(r.errors).toEqual([]);
+    expect(lines().join("\n")).toContain("no workspace folder has an lsp-memory.toml at its root");
+    const changelog = makeDocument(
+      "",
+      "markdown",
+      pathToFileURL(path.join(r.workspace[0]!, "CHANGELOG.md")).href,
+    );
+    expect(manager.serves(changelog as unknown as vscode.TextDocument)).toBe(false);
+  });
+
+  test("an lsp-memory.toml that appears starts it; one that goes stops it", async () => {
+    const code = folder("becomes-notes", {});
+    r.workspace = [code];
+    await manager.start();
+    expect(r.clients).toHaveLength(0);
+    writeFileSync(path.join(code, "lsp-memory.toml"), "");
+    await manager.refresh();
+    expect(r.clients).toHaveLength(1);
+    expect(r.clients[0]!.state).toBe(State.Running);
+    const note = makeDocument("", "markdown", pathToFileURL(path.join(code, "a.md")).href);
+    expect(manager.serves(note as unknown as vscode.TextDocument)).toBe(true);
+    // Nothing changed: no restart.
+    await manager.refresh();
+    expect(r.clients).toHaveLength(1);
+    unlinkSync(path.join(code, "lsp-memory.toml"));
+    await manager.refresh();
+    expect(r.clients[0]!.disposed).toBe(true);
+    expect(r.clients).toHaveLength(1);
+    expect(r.statuses.at(-1)).toEqual({ kind: "off" });
+  });
+
+  test("lspMemory.folders serves a folder without lsp-memory.toml; plain text when opted in", async () => {
+    const repo = folder("repo-with-notes", {});
+    const notes = folder("repo-with-notes/notes", {});
+    r.workspace = [repo];
+    r.values = { ...r.values, folders: ["notes"], plainText: true };
+    await manager.start();
+    const client = r.clients[0]!;
+    const baseUri = pathToFileURL(notes).href;
+    expect(client.options.documentSelector).toEqual([
+      { scheme: "file", language: "markdown", pattern: { baseUri, pattern: "**" } },
+      { scheme: "file", language: "plaintext", pattern: { baseUri, pattern: "**" } },
+    ]);
+    expect(client.folders).toEqual([{ path: notes, name: "notes", reason: "lspMemory.folders" }]);
+    const text = makeDocument("", "plaintext", pathToFileURL(path.join(notes, "a.txt")).href);
+    expect(manager.serves(text as unknown as vscode.TextDocument)).toBe(true);
+    const readme = makeDocument("", "markdown", pathToFileURL(path.join(repo, "README.md")).href);
+    expect(manager.serves(readme as unknown as vscode.TextDocument)).toBe(false);
+  });
+
+  test("the server is told about the served folders only, also when it asks", async () => {
+    const code = folder("multi-root-code", {});
+    r.workspace = [code, r.workspace[0]!];
+    await manager.start();
+    // It runs in the served folder, not the first workspace folder.
+    expect(r.clients[0]!.server.options).toEqual({ cwd: r.workspace[1] });
+    expect(r.clients[0]!.folders?.map((root) => root.path)).toEqual([r.workspace[1]]);
+    const middleware = r.clients[0]!.options.middleware!.workspace!;
+    const served = [{ uri: vscode.Uri.file(r.workspace[1]!).toString(), name: "notes" }];
+    const next = vi.fn(() => [{ uri: vscode.Uri.file(code).toString(), name: "code" }]);
+    expect(middleware.workspaceFolders!(undefined as never, next)).toEqual(served);
+    const send = vi.fn(() => Promise.resolve());
+    await middleware.didChangeWorkspaceFolders!({ added: [], removed: [] }, send);
+    expect(send).not.toHaveBeenCalled();
+  });
+});
+
+describe("the settings the server reads", () => {
+  test("workspace/configuration of lspMemory: the server's keys, camelCase; other sections as they are", async () => {
+    await manager.start();
+    const configuration = r.clients[0]!.options.middleware!.workspace!.configuration!;
+    const params: ConfigurationParams = { items: [{ section: "lspMemory" }, { section: "editor" }] };
+    const next = vi.fn(() => [
+      {
+        user: "priya",
+        busy_timeout_ms: 250,
+        busyTimeoutMs: null,
+        folders: ["."],
+        plainText: false,
+        trace: {},
+      },
+      { tabSize: 2 },
+    ]);
+    const answer = await configuration(params, undefined as never, next);
+    expect(answer).toEqual([{ user: "priya", busyTimeoutMs: 250 }, { tabSize: 2 }]);
+  });
+
+  test("the extension's own middleware is kept", async () => {
+    const handleWorkDoneProgress = vi.fn();
+    const given: Middleware = { handleWorkDoneProgress };
+    const withOwn = new ServerManager(r.host, given);
+    await withOwn.start();
+    expect(r.clients[0]!.options.middleware!.handleWorkDoneProgress).toBe(handleWorkDoneProgress);
   });
 });
 
@@ -257,6 +379,16 @@ describe("execute", () => {
     await expect(manager.execute("lspMemory.reindex", [])).rejects.toBeInstanceOf(NotRunning);
   });
 
+  test("announces(): the commands the server listed in its answer to initialize", async () => {
+    await manager.start();
+    expect(manager.announces("lspMemory.status")).toBeUndefined();
+    r.clients[0]!.initializeResult = {
+      capabilities: { executeCommandProvider: { commands: ["lspMemory.search"] } },
+    };
+    expect(manager.announces("lspMemory.status")).toBe(false);
+    expect(manager.announces("lspMemory.search")).toBe(true);
+  });
+
   test("uri() is the client's own conversion", async () => {
     await manager.start();
     expect(manager.uri(vscode.Uri.parse("file:///notes/a%20b.md"))).toBe("file:///notes/a%20b.md");
@@ -269,6 +401,53 @@ test("stop and dispose end the client; nothing starts after dispose", async () =
   expect(r.clients[0]!.disposed).toBe(true);
   await manager.start();
   expect(r.clients).toHaveLength(1);
+});
+
+describe("MemoryClient", () => {
+  const output = () => vscode.window.createOutputChannel("lsp-memory", { log: true });
+  const internals = (client: MemoryClient) =>
+    client as unknown as {
+      fillInitializeParams(params: InitializeParams): void;
+      computeClientCapabilities(): ClientCapabilities;
+    };
+
+  test("tells the server about the served folders only", () => {
+    state.workspaceFolders = [
+      { uri: Uri.file("/work/code"), name: "code", index: 0 },
+      { uri: Uri.file("/work/notes"), name: "notes", index: 1 },
+    ];
+    const client = new MemoryClient(
+      "lspMemory",
+      "lsp-memory",
+      { command: "lsp-memory" },
+      { outputChannel: output() },
+      [{ path: "/work/notes", name: "notes", reason: "lsp-memory.toml" }],
+    );
+    const params = {} as InitializeParams;
+    internals(client).fillInitializeParams(params);
+    expect(params.workspaceFolders).toEqual([{ uri: "file:///work/notes", name: "notes" }]);
+    // Without served folders (lspMemory.documentSelector alone): VS Code's.
+    const plain = new MemoryClient(
+      "lspMemory",
+      "lsp-memory",
+      { command: "lsp-memory" },
+      { outputChannel: output() },
+    );
+    const all = {} as InitializeParams;
+    internals(plain).fillInitializeParams(all);
+    expect(all.workspaceFolders?.map((f) => f.name)).toEqual(["code", "notes"]);
+  });
+
+  test("announces resource operations: the server offers VS Code its Create note edit, not the command", () => {
+    const client = new MemoryClient(
+      "lspMemory",
+      "lsp-memory",
+      { command: "lsp-memory" },
+      { outputChannel: output() },
+    );
+    const capabilities = internals(client).computeClientCapabilities();
+    expect(capabilities.workspace?.workspaceEdit?.resourceOperations).toContain("create");
+  });
 });
 
 test("MemoryClient never shows vscode-languageclient's own forced notifications", () => {

@@ -1,10 +1,14 @@
 import { describe, expect, test } from "vitest";
 import {
   DEFAULT_COMMAND,
+  RENAMED,
+  SERVER_KEYS,
   SettingError,
-  documentSelector,
+  customSelector,
   initializationOptions,
+  renamedInUse,
   serverCommand,
+  serverSection,
   splitCommandLine,
   type Settings,
 } from "../src/settings";
@@ -15,7 +19,10 @@ function settings(values: Record<string, unknown>): Settings {
   const all: Record<string, unknown> = {
     serverPath: "",
     serverCommand: DEFAULT_COMMAND,
-    documentSelector: ["markdown", "plaintext"],
+    folders: [],
+    plainText: false,
+    untitled: false,
+    documentSelector: null,
     store: null,
     user: null,
     vaults: null,
@@ -23,6 +30,7 @@ function settings(values: Record<string, unknown>): Settings {
     model: null,
     excludes: null,
     cache: null,
+    busyTimeoutMs: null,
     busy_timeout_ms: null,
     severities: null,
     tiers: null,
@@ -39,12 +47,12 @@ describe("initializationOptions", () => {
     expect(initializationOptions(settings({}))).toEqual({});
   });
 
-  test("only the set keys, with the server's names", () => {
+  test("only the set keys, camelCase", () => {
     const options = initializationOptions(
       settings({
         user: "priya",
         budget: 2000,
-        busy_timeout_ms: 250,
+        busyTimeoutMs: 250,
         vaults: ["~/notes"],
         severities: { "archived-note": "off" },
         tiers: { recent: { max: 0 } },
@@ -53,7 +61,7 @@ describe("initializationOptions", () => {
     expect(options).toEqual({
       user: "priya",
       budget: 2000,
-      busy_timeout_ms: 250,
+      busyTimeoutMs: 250,
       vaults: ["~/notes"],
       severities: { "archived-note": "off" },
       tiers: { recent: { max: 0 } },
@@ -62,16 +70,72 @@ describe("initializationOptions", () => {
 
   test("unset values (null, empty string) and the extension's own keys are left out", () => {
     const options = initializationOptions(
-      settings({ store: "", model: null, serverPath: "/x/lsp-memory", documentSelector: ["org"] }),
+      settings({
+        store: "",
+        model: null,
+        serverPath: "/x/lsp-memory",
+        documentSelector: ["org"],
+        folders: ["."],
+        plainText: true,
+      }),
     );
     expect(options).toEqual({});
   });
 
   test("falsy but set values are kept", () => {
-    expect(initializationOptions(settings({ busy_timeout_ms: 0, excludes: [] }))).toEqual({
-      busy_timeout_ms: 0,
+    expect(initializationOptions(settings({ busyTimeoutMs: 0, excludes: [] }))).toEqual({
+      busyTimeoutMs: 0,
       excludes: [],
     });
+  });
+});
+
+describe("renamed settings", () => {
+  test("every server option is camelCase; every old name maps onto one", () => {
+    for (const key of SERVER_KEYS) expect(key).toMatch(/^[a-z][A-Za-z]*$/);
+    for (const [old, name] of Object.entries(RENAMED)) {
+      expect(old).toMatch(/_/);
+      expect(SERVER_KEYS).toContain(name);
+      expect(old.replace(/_([a-z])/g, (_all, c: string) => c.toUpperCase())).toBe(name);
+    }
+  });
+
+  test("a value under an old name counts while the new name is unset", () => {
+    const old = settings({ busy_timeout_ms: 250, review_timeout_s: 12 });
+    expect(initializationOptions(old)).toEqual({ busyTimeoutMs: 250, reviewTimeoutS: 12 });
+    expect(renamedInUse(old)).toEqual([
+      { old: "lspMemory.busy_timeout_ms", name: "lspMemory.busyTimeoutMs" },
+      { old: "lspMemory.review_timeout_s", name: "lspMemory.reviewTimeoutS" },
+    ]);
+    const both = settings({ busy_timeout_ms: 250, busyTimeoutMs: 900 });
+    expect(initializationOptions(both)).toEqual({ busyTimeoutMs: 900 });
+    expect(renamedInUse(settings({}))).toEqual([]);
+  });
+
+  test("workspace/configuration: the server's keys only, old names under their new ones", () => {
+    const section = {
+      user: "priya",
+      busyTimeoutMs: null,
+      busy_timeout_ms: 250,
+      reviewCommand: "llm-review",
+      review_command: "old-review",
+      classifier_command: null,
+      aNewerServerKey: 1,
+      serverPath: "/x/lsp-memory",
+      serverCommand: ["lsp-memory", "serve"],
+      folders: ["."],
+      plainText: true,
+      untitled: false,
+      documentSelector: null,
+      trace: { server: "verbose" },
+    };
+    expect(serverSection(section)).toEqual({
+      user: "priya",
+      busyTimeoutMs: 250,
+      reviewCommand: "llm-review",
+      aNewerServerKey: 1,
+    });
+    expect(serverSection(null)).toBeNull();
   });
 });
 
@@ -161,21 +225,17 @@ describe("splitCommandLine", () => {
   });
 });
 
-describe("documentSelector", () => {
-  test("default: Markdown and plain text, saved and untitled", () => {
-    expect(documentSelector(settings({}))).toEqual([
-      { scheme: "file", language: "markdown" },
-      { scheme: "untitled", language: "markdown" },
-      { scheme: "file", language: "plaintext" },
-      { scheme: "untitled", language: "plaintext" },
-    ]);
+describe("customSelector (lspMemory.documentSelector)", () => {
+  test("unset: undefined, so the served folders decide", () => {
+    expect(customSelector(settings({}))).toBeUndefined();
+    expect(customSelector(settings({ documentSelector: [] }))).toBeUndefined();
   });
 
   test("language ids and filters", () => {
     const given = settings({
       documentSelector: ["org", { pattern: "**/*.prompt" }, { language: "markdown", scheme: "file" }],
     });
-    expect(documentSelector(given)).toEqual([
+    expect(customSelector(given)).toEqual([
       { scheme: "file", language: "org" },
       { scheme: "untitled", language: "org" },
       { pattern: "**/*.prompt" },
@@ -183,9 +243,12 @@ describe("documentSelector", () => {
     ]);
   });
 
-  test("unusable entries are skipped; nothing usable gives the default", () => {
-    const given = settings({ documentSelector: [42, "", {}, { language: 3 }, { lang: "x" }, null] });
-    expect(documentSelector(given)).toHaveLength(4);
-    expect(documentSelector(settings({ documentSelector: "markdown" }))).toHaveLength(4);
+  test("unusable entries are skipped; nothing usable is unset", () => {
+    const given = settings({
+      documentSelector: [42, "", {}, { language: 3 }, { lang: "x" }, null, "markdown"],
+    });
+    expect(customSelector(given)).toHaveLength(2);
+    expect(customSelector(settings({ documentSelector: [42, {}] }))).toBeUndefined();
+    expect(customSelector(settings({ documentSelector: "markdown" }))).toBeUndefined();
   });
 });

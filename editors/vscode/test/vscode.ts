@@ -1,8 +1,11 @@
 /**
  * A hand-written stand-in for the `vscode` module, enough for the extension and for loading
- * vscode-languageclient: the API's value types (Position, Range, Selection, Uri, EventEmitter…)
- * behave like VS Code's; the editor's UI (messages, quick picks, editors, the clipboard, the
- * settings) records what it is asked and answers what a test queued. `reset()` between tests.
+ * vscode-languageclient: the API's value types (Position, Range, Selection, Uri, EventEmitter,
+ * RelativePattern…) behave like VS Code's, and so does `languages.match`; the editor's UI
+ * (messages, quick picks, editors, the clipboard, the settings, the language status items)
+ * records what it is asked and answers what a test queued; its events (settings, workspace
+ * folders, file watchers, trust, the active editor) fire when a test says so. `reset()`
+ * between tests.
  */
 
 /* eslint-disable @typescript-eslint/no-extraneous-class -- VS Code's empty base classes */
@@ -106,6 +109,17 @@ export class Uri {
   }
   toJSON(): unknown {
     return { scheme: this.scheme, path: this.path };
+  }
+}
+
+/** A glob relative to a folder. */
+export class RelativePattern {
+  readonly baseUri: Uri;
+  constructor(
+    base: Uri | string | { uri: Uri },
+    readonly pattern: string,
+  ) {
+    this.baseUri = typeof base === "string" ? Uri.file(base) : base instanceof Uri ? base : base.uri;
   }
 }
 
@@ -269,9 +283,10 @@ export class SymbolInformation {
 export class CallHierarchyItem {}
 export class TypeHierarchyItem {}
 
-export enum StatusBarAlignment {
-  Left = 1,
-  Right = 2,
+export enum LanguageStatusSeverity {
+  Information = 0,
+  Warning = 1,
+  Error = 2,
 }
 
 export enum ViewColumn {
@@ -443,24 +458,38 @@ export class FakeOutputChannel {
   }
 }
 
-export class FakeStatusBarItem {
-  text = "";
-  tooltip: string | undefined;
-  command: string | undefined;
+export class FakeLanguageStatusItem {
   name: string | undefined;
-  backgroundColor: ThemeColor | undefined;
-  visible = false;
+  text = "";
+  detail: string | undefined;
+  busy = false;
+  severity = LanguageStatusSeverity.Information;
+  command: { title: string; command: string } | undefined;
   disposed = false;
   constructor(
     readonly id: string,
-    readonly alignment: StatusBarAlignment,
-    readonly priority: number,
+    public selector: unknown,
   ) {}
-  show(): void {
-    this.visible = true;
+  dispose(): void {
+    this.disposed = true;
   }
-  hide(): void {
-    this.visible = false;
+}
+
+/** A file system watcher whose events a test fires (`state.watchers`). */
+export class FakeWatcher {
+  private readonly created = new EventEmitter<Uri>();
+  private readonly changed = new EventEmitter<Uri>();
+  private readonly deleted = new EventEmitter<Uri>();
+  readonly onDidCreate = this.created.event;
+  readonly onDidChange = this.changed.event;
+  readonly onDidDelete = this.deleted.event;
+  disposed = false;
+  constructor(readonly pattern: unknown) {}
+  create(uri: Uri): void {
+    this.created.fire(uri);
+  }
+  delete(uri: Uri): void {
+    this.deleted.fire(uri);
   }
   dispose(): void {
     this.disposed = true;
@@ -522,7 +551,14 @@ interface State {
   /** Answers to the next showQuickPick calls: the index of the chosen item, or undefined. */
   picks: (number | undefined)[];
   quickPicks: FakeQuickPick<PickItem>[];
-  statusItems: FakeStatusBarItem[];
+  languageStatusItems: FakeLanguageStatusItem[];
+  watchers: FakeWatcher[];
+  /** `setContext` values. */
+  context: Map<string, unknown>;
+  trusted: boolean;
+  trustEmitter: EventEmitter<undefined>;
+  foldersEmitter: EventEmitter<unknown>;
+  activeEditorEmitter: EventEmitter<TextEditor | undefined>;
   statusMessages: string[];
   outputs: FakeOutputChannel[];
   opened: { document: TextDocument; options: unknown }[];
@@ -542,7 +578,13 @@ function fresh(): State {
     answers: [],
     picks: [],
     quickPicks: [],
-    statusItems: [],
+    languageStatusItems: [],
+    watchers: [],
+    context: new Map(),
+    trusted: true,
+    trustEmitter: new EventEmitter(),
+    foldersEmitter: new EventEmitter(),
+    activeEditorEmitter: new EventEmitter(),
     statusMessages: [],
     outputs: [],
     opened: [],
@@ -589,7 +631,8 @@ export const window = {
     onDidChangeTabs: new EventEmitter<unknown>().event,
     onDidChangeTabGroups: new EventEmitter<unknown>().event,
   },
-  onDidChangeActiveTextEditor: new EventEmitter<TextEditor | undefined>().event,
+  onDidChangeActiveTextEditor: ((listener, thisArg, disposables) =>
+    state.activeEditorEmitter.event(listener, thisArg, disposables)) as Event<TextEditor | undefined>,
   onDidChangeVisibleTextEditors: new EventEmitter<TextEditor[]>().event,
   showErrorMessage: message("error"),
   showWarningMessage: message("warning"),
@@ -597,11 +640,6 @@ export const window = {
   setStatusBarMessage(text: string): Disposable {
     state.statusMessages.push(text);
     return new Disposable();
-  },
-  createStatusBarItem(id: string, alignment: StatusBarAlignment, priority: number): FakeStatusBarItem {
-    const item = new FakeStatusBarItem(id, alignment, priority);
-    state.statusItems.push(item);
-    return item;
   },
   createOutputChannel(name: string): FakeOutputChannel {
     const channel = new FakeOutputChannel(name);
@@ -695,10 +733,17 @@ export const workspace = {
   onDidChangeTextDocument: new EventEmitter<unknown>().event,
   onDidSaveTextDocument: new EventEmitter<TextDocument>().event,
   onWillSaveTextDocument: new EventEmitter<unknown>().event,
-  onDidChangeWorkspaceFolders: new EventEmitter<unknown>().event,
-  createFileSystemWatcher() {
-    const never = new EventEmitter<Uri>().event;
-    return { onDidCreate: never, onDidChange: never, onDidDelete: never, dispose: () => undefined };
+  onDidChangeWorkspaceFolders: ((listener, thisArg, disposables) =>
+    state.foldersEmitter.event(listener, thisArg, disposables)) as Event<unknown>,
+  get isTrusted(): boolean {
+    return state.trusted;
+  },
+  onDidGrantWorkspaceTrust: ((listener, thisArg, disposables) =>
+    state.trustEmitter.event(listener, thisArg, disposables)) as Event<undefined>,
+  createFileSystemWatcher(pattern: unknown): FakeWatcher {
+    const watcher = new FakeWatcher(pattern);
+    state.watchers.push(watcher);
+    return watcher;
   },
   applyEdit(edit: WorkspaceEdit): Promise<boolean> {
     state.applied.push(edit);
@@ -723,6 +768,10 @@ export const commands = {
     return new Disposable(() => state.commands.delete(command));
   },
   executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    if (command === "setContext") {
+      state.context.set(String(args[0]), args[1]);
+      return Promise.resolve(undefined);
+    }
     state.executed.push({ command, args });
     const callback = state.commands.get(command);
     return Promise.resolve(callback?.(...args));
@@ -750,24 +799,55 @@ export const env = {
 interface Filter {
   language?: string;
   scheme?: string;
-  pattern?: string;
+  pattern?: string | RelativePattern;
+}
+
+/** A glob as a regular expression: `**` crosses `/`, `*` and `?` do not, `{a,b}` is either. */
+function globRegExp(glob: string): RegExp {
+  let source = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob.charAt(i);
+    if (c === "*" && glob.charAt(i + 1) === "*") {
+      source += glob.charAt(i + 2) === "/" ? "(?:.*/)?" : ".*";
+      i += glob.charAt(i + 2) === "/" ? 2 : 1;
+    } else if (c === "*") source += "[^/]*";
+    else if (c === "?") source += "[^/]";
+    else if (c === "{") source += "(?:";
+    else if (c === "}") source += ")";
+    else if (c === ",") source += "|";
+    else source += c.replace(/[.+^$()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${source}$`);
+}
+
+function matchesPattern(pattern: string | RelativePattern, uri: Uri): boolean {
+  if (typeof pattern === "string") return globRegExp(pattern).test(uri.path);
+  const base = pattern.baseUri.path.replace(/\/$/, "");
+  if (!uri.path.startsWith(`${base}/`)) return false;
+  return globRegExp(pattern.pattern).test(uri.path.slice(base.length + 1));
 }
 
 export const languages = {
-  /** 10 when a filter matches the document's language and scheme, else 0 (patterns are not
-   * evaluated: a pattern-only filter matches nothing here). */
+  /** 10 when a filter matches the document's language, scheme and path, else 0 (as VS Code:
+   * a relative pattern matches under its folder). */
   match(selector: (string | Filter)[] | string | Filter, document: TextDocument): number {
     const filters = Array.isArray(selector) ? selector : [selector];
     return filters.some((filter) => {
       const f = typeof filter === "string" ? { language: filter } : filter;
-      if (f.language === undefined && f.scheme === undefined) return false;
+      if (f.language === undefined && f.scheme === undefined && f.pattern === undefined) return false;
       return (
         (f.language === undefined || f.language === document.languageId) &&
-        (f.scheme === undefined || f.scheme === document.uri.scheme)
+        (f.scheme === undefined || f.scheme === document.uri.scheme) &&
+        (f.pattern === undefined || matchesPattern(f.pattern, document.uri))
       );
     })
       ? 10
       : 0;
+  },
+  createLanguageStatusItem(id: string, selector: unknown): FakeLanguageStatusItem {
+    const item = new FakeLanguageStatusItem(id, selector);
+    state.languageStatusItems.push(item);
+    return item;
   },
   createDiagnosticCollection(name?: string) {
     const entries = new Map<string, unknown>();

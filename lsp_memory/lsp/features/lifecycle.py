@@ -19,7 +19,18 @@ from lsp_memory.lsp.session import Session
 
 SECTION = "lspMemory"
 """The editor settings' section the server reads (``lspMemory.store``, ``lspMemory.user``…)."""
-CLIENT_KEYS = frozenset({"trace", "server", "serverPath", "serverCommand", "documentSelector"})
+CLIENT_KEYS = frozenset(
+    {
+        "trace",
+        "server",
+        "serverPath",
+        "serverCommand",
+        "documentSelector",
+        "folders",
+        "plainText",
+        "untitled",
+    }
+)
 """Keys an editor extension keeps in the same section for itself: not server settings."""
 
 if TYPE_CHECKING:
