@@ -3,7 +3,8 @@
     python benchmarks/foundation.py [--claims 100000] [--contexts 2000] [--entities 5000]
                                     [--repeat N] [--json] [--seed 7] [--workdir DIR]
 
-A seeded generator builds, in memory, the JSONL interchange files (SPEC §3) of one user
+A seeded generator builds, in memory, the JSONL interchange files (docs/reference.md, Interchange
+format) of one user
 (claims, a five-level context tree, tags, entity types and entities with ``entity_ref``
 fields) and of a second user (``"user": "other"``, as many claims, its own small tree). Then:
 

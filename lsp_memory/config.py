@@ -39,7 +39,8 @@ SEVERITY_LEVELS = ("error", "warning", "information", "hint", "off")
 
 @dataclass(frozen=True, slots=True)
 class Tier:
-    """One source of automatic memories for a context block (SPEC §6): claims of ``types``
+    """One source of automatic memories for a context block (docs/reference.md, The context block):
+    claims of ``types``
     (any of a claim's types; empty: no type filter), at most ``max`` of them (0 turns the
     tier off), and for the active tier only those updated in the last ``days``."""
 
@@ -50,7 +51,7 @@ class Tier:
 
 @dataclass(frozen=True, slots=True)
 class Tiers:
-    """The automatic-memory tiers of SPEC §6, with its defaults."""
+    """The automatic-memory tiers of docs/reference.md, The context block, with its defaults."""
 
     core: Tier = Tier(("identity", "preference", "relationship"), 15)
     active: Tier = Tier(("project-active", "goal", "emotional", "constraint"), 15, 14.0)

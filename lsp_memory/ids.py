@@ -1,4 +1,5 @@
-"""Identifiers: friendly ids (SPEC §3), slugs and timestamps. Pure functions."""
+"""Identifiers: friendly ids (docs/reference.md, Interchange format), slugs and timestamps. Pure
+functions."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ MAX_WORDS = 3
 _MAX_WORD = 20
 
 FRIENDLY_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{2,}")
-"""What an ``@<id>`` can name (SPEC §1); every stored friendly id must match it."""
+"""What an ``@<id>`` can name (docs/reference.md, Reference grammar); every stored friendly id must
+match it."""
 
 # English stop words, plus "user": claims are about the user, so the word names nothing.
 STOP_WORDS: frozenset[str] = frozenset(
@@ -49,7 +51,8 @@ def slug(text: str, *, max_words: int | None = None) -> str:
 
 
 def name_key(name: str) -> str:
-    """A context name compared as SPEC §2 step 4 says: lower-cased, spaces as underscores."""
+    """A context name compared as docs/reference.md, Resolution step 4 says: lower-cased, spaces as
+    underscores."""
     return "_".join(name.lower().split())
 
 

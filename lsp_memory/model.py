@@ -9,7 +9,7 @@ from typing import Any
 
 
 class RefKind(StrEnum):
-    """What a reference token names (SPEC §1)."""
+    """What a reference token names (docs/reference.md, Reference grammar)."""
 
     UUID = "uuid"  # @memory:<uuid>, @mem:<uuid>: a claim by UUID
     NUMBER = "number"  # #<N>: a claim by number
@@ -73,7 +73,7 @@ class ParsedDocument:
 
 
 class ClaimStatus(StrEnum):
-    """The claim lifecycle (SPEC §2)."""
+    """The claim lifecycle (docs/reference.md, Lifecycle)."""
 
     ACTIVE = "active"
     CONTESTED = "contested"
@@ -232,7 +232,7 @@ class Heading:
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """A Markdown note in a vault (SPEC §4), as parsed from its file."""
+    """A Markdown note in a vault (docs/reference.md, Notes), as parsed from its file."""
 
     vault: str  # the vault folder, absolute
     path: str  # vault-relative, POSIX separators: "projects/alpha-kickoff.md"
@@ -260,7 +260,7 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class NoteTarget:
-    """What a ``[[Target#Heading]]`` resolved to (SPEC §4)."""
+    """What a ``[[Target#Heading]]`` resolved to (docs/reference.md, Notes)."""
 
     note: Note | None
     heading: Heading | None = None

@@ -1,4 +1,5 @@
-"""The reference grammar of SPEC §1: text in, reference tokens and clean text out.
+"""The reference grammar of docs/reference.md, Reference grammar: text in, reference tokens and
+clean text out.
 
 Pure and stdlib only. Tokens are ``@memory:<uuid>`` / ``@mem:<uuid>``, ``@<id>``, ``#<N>`` and
 ``[[Target#Heading|Label]]``. In Markdown, fenced code blocks and inline code spans hide

@@ -1,4 +1,5 @@
-"""Notes: Markdown files in vaults (SPEC §4). Scanning, front matter, ``[[link]]`` resolution.
+"""Notes: Markdown files in vaults (docs/reference.md, Notes). Scanning, front matter, ``[[link]]``
+resolution.
 
 Pure over files: depends on :mod:`lsp_memory.model` and :mod:`lsp_memory.refs` only (and
 PyYAML for front matter). :func:`parse_note` turns one file's bytes into a

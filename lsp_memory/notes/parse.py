@@ -1,4 +1,4 @@
-"""One Markdown file's bytes → a :class:`~lsp_memory.model.Note` (SPEC §4).
+"""One Markdown file's bytes → a :class:`~lsp_memory.model.Note` (docs/reference.md, Notes).
 
 Pure: no file system access. Reads the front matter (YAML between a leading ``---`` line and a
 closing ``---`` or ``...`` line: ``title``, ``aliases``, ``tags``, ``archived``), the ATX headings
@@ -62,7 +62,7 @@ _TITLE_LINE = re.compile(r"title[ \t]*:[ \t]*(.*?)[ \t]*")
 
 @dataclass(frozen=True, slots=True)
 class TitleSpot:
-    """Where a note's title comes from in its text (SPEC §4).
+    """Where a note's title comes from in its text (docs/reference.md, Notes).
 
     ``source`` is ``front-matter`` (the ``title`` value as written, quotes included),
     ``heading`` (the text of the first ``# `` heading) or ``file`` (the file name: nothing in

@@ -1,4 +1,5 @@
-"""``[[link]]`` resolution over one vault snapshot (SPEC §4): which note a target names,
+"""``[[link]]`` resolution over one vault snapshot (docs/reference.md, Notes): which note a target
+names,
 which heading of it, and which rule makes a target name a note.
 """
 
@@ -18,7 +19,8 @@ _SEGMENT_SEPARATORS = re.compile(r"[/\\]")
 
 
 def link_form(note: Note, target: str) -> str | None:
-    """Which rule of SPEC §4 makes the link target ``target`` name ``note``: ``path``,
+    """Which rule of docs/reference.md, Notes makes the link target ``target`` name ``note``:
+    ``path``,
     ``title``, ``alias`` or ``name`` (its file name), the first that holds, in the order
     resolution tries them; None when none does."""
     wanted = target.strip()

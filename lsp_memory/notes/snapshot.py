@@ -1,5 +1,5 @@
 """The immutable snapshot of a vault's notes and its link index: per resolution step of
-SPEC §4 (path, title, alias, file name), casefolded key → paths.
+docs/reference.md, Notes (path, title, alias, file name), casefolded key → paths.
 
 A snapshot is never changed once published: :meth:`Snapshot.updated` copies what it changes,
 so readers on other threads keep a consistent view while the vault's one writer moves on.
@@ -15,7 +15,7 @@ from lsp_memory.notes.walk import NOTE_SUFFIXES
 
 __all__ = ["ALIAS", "EMPTY", "NAME", "PATH", "TITLE", "Snapshot", "fold", "index_keys"]
 
-# Resolution steps of SPEC §4, in order; each has its own index.
+# Resolution steps of docs/reference.md, Notes, in order; each has its own index.
 PATH, TITLE, ALIAS, NAME = range(4)
 
 

@@ -1,5 +1,5 @@
 """A vault: the notes under one folder, kept current by cheap rescans, and ``[[link]]``
-resolution (SPEC §4).
+resolution (docs/reference.md, Notes).
 
 Which files are notes, and how excludes and symlinks count: :mod:`lsp_memory.notes.walk`.
 The notes and their link index live in an immutable :mod:`~lsp_memory.notes.snapshot`;
@@ -67,7 +67,7 @@ class VaultView:
         return names_of(self._snapshot)
 
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
-        """What ``[[target#heading]]`` names (SPEC §4), first hit wins.
+        """What ``[[target#heading]]`` names (docs/reference.md, Notes), first hit wins.
 
         A target with ``/`` is first tried as a vault-relative path (with or without its
         extension); then every target is tried as a title, an alias, a file name (with or

@@ -1,5 +1,5 @@
 """The note files of a vault folder on disk: which files are notes, listing them (stat,
-symlinks, excludes) and reading one (SPEC §4).
+symlinks, excludes) and reading one (docs/reference.md, Notes).
 
 Which files are notes: ``.md`` and ``.markdown`` files (any case), outside hidden files and
 folders (a name starting with ``.``) and ``node_modules``, not matched by an exclude pattern.

@@ -1,5 +1,5 @@
 """What a reference is, in Markdown: the compact text of a hover and the full text of a
-generated, read-only record page that go-to-definition opens (SPEC §1–§4).
+generated, read-only record page that go-to-definition opens (docs/reference.md).
 
 Pure over the store and the vaults, except :func:`write_page`, which writes a page into the
 cache folder only when its content changed. Pages name related records by reference

@@ -1,4 +1,4 @@
-"""Import and export of the JSONL interchange format (SPEC §3).
+"""Import and export of the JSONL interchange format (docs/reference.md, Interchange format).
 
 An import reads and checks every line before it writes anything: a file with any bad line
 changes nothing, and the error names every bad line with its number and reason. Export writes

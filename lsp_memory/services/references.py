@@ -3,9 +3,9 @@ same claim, context, entity, tag, domain or note as a given reference, whatever 
 place writes it in (``@friendly_id``, ``#42``, ``@claim_42`` and ``@memory:<uuid>`` name one
 claim; ``[[Title]]``, ``[[alias]]``, ``[[path/file]]``, ``[[file#Heading|label]]`` one note).
 
-Places are compared by what they resolve to (SPEC §2, §4), never by their text. An open
-document's text wins over its file on disk. Results are string offsets into the texts they
-carry; the LSP layer turns them into client positions.
+Places are compared by what they resolve to (docs/reference.md, Resolution), never by
+their text. An open document's text wins over its file on disk. Results are string offsets
+into the texts they carry; the LSP layer turns them into client positions.
 
 Staying fast on a large vault: a record can only be named by a few token texts (its friendly
 id, its number, its UUID, a context's name key), so tokens are filtered by text first and
@@ -53,7 +53,8 @@ class Document:
     language_id: str | None = None
 
     def references(self) -> tuple[Reference, ...]:
-        """Its reference tokens, as Markdown when it is Markdown (SPEC §1)."""
+        """Its reference tokens, as Markdown when it is Markdown (docs/reference.md, Reference
+        grammar)."""
         return refs.parse_document(self.text, self.language_id, _name(self)).references
 
 
@@ -78,7 +79,8 @@ class Target:
     friendly_id: str | None = None  # what @<id> names it by (a domain: "<d>_domain")
     number: int | None = None  # a claim's number
     uuid: str | None = None  # a claim's UUID
-    name_key: str | None = None  # a context's name as SPEC §2 step 4 compares it
+    # A context's name as resolution compares it (docs/reference.md, Resolution).
+    name_key: str | None = None
     note: Note | None = None
 
     def could_name(self, reference: Reference) -> bool:

@@ -3,9 +3,10 @@ reference to it in the vaults' notes and the open documents.
 
 What a rename does, and when:
 
-- **A friendly id** (``@old_id`` → ``@new_id``). The new id must be a valid id (SPEC §1, §3:
-  a letter, then 2 to 59 letters, digits, ``_`` or ``-``, read back as exactly one
-  ``@<id>`` token), not ``claim_<N>`` (numbers name claims), not ``…_domain`` (SPEC §2
+- **A friendly id** (``@old_id`` → ``@new_id``). The new id must be a valid id (see
+  docs/reference.md, Reference grammar and Interchange format: a letter, then 2 to 59 letters,
+  digits, ``_`` or ``-``, read back as exactly one ``@<id>`` token), not ``claim_<N>``
+  (numbers name claims), not ``…_domain`` (resolution
   keeps those for domains), and must not already name anything for the user (any kind, a
   context's name included). The store is renamed, in one transaction that logs the change
   for the full-text index, **when the server answers the request**: LSP has no "edit

@@ -1,7 +1,9 @@
-"""Reference resolution (SPEC §2): what an ``@id``, ``#N`` or ``@memory:uuid`` names for one
+"""Reference resolution (docs/reference.md, Resolution): what an ``@id``, ``#N`` or
+``@memory:uuid`` names for one
 user, tried in the spec's order, the first hit winning.
 
-Notes (``[[...]]``) are resolved against the vaults (SPEC §4), the first vault holding the
+Notes (``[[...]]``) are resolved against the vaults (docs/reference.md, Notes), the first vault
+holding the
 target winning; without vaults a note link is unresolved, never silently dropped.
 """
 
@@ -28,7 +30,8 @@ _MAX_NUMBER = 2**63 - 1
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """What one reference resolved to. ``claims`` are in the order SPEC §2 gives."""
+    """What one reference resolved to. ``claims`` are in the order docs/reference.md, Resolution
+    gives."""
 
     ref: str  # the reference as written
     kind: str | None  # claim, context, entity, tag, domain, note; None when unresolved
@@ -94,7 +97,8 @@ class Resolver:
         if number is not None and number > _MAX_NUMBER:
             return not_found(text, f"claim_{number}")  # SQLite integers stop at 2**63 - 1
         if number is not None:
-            # `#N` and `@claim_N` resolve by number only (steps 1 and SPEC §2's last rule).
+            # `#N` and `@claim_N` resolve by number only (steps 1 and the last rule of
+            # docs/reference.md, Resolution).
             claim = store.claim_by_number(user, number)
             if claim is None:
                 return not_found(text, f"claim_{number}")

@@ -1,4 +1,5 @@
-"""Import and export (SPEC §3): all or nothing, every bad line named, exact round trips."""
+"""Import and export (docs/reference.md, Interchange format): all or nothing, every bad line named,
+exact round trips."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Resolution (SPEC §2) against the fixture knowledge base: the seven steps in order, status
+"""Resolution (docs/reference.md, Resolution) against the fixture knowledge base: the seven steps
+in order, status
 filtering, the name fallback, entities, tags, domains, and user scoping."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``[[link]]`` resolution (SPEC §4) and backlinks: the fixture vault in ``tests/data/notes``
+"""``[[link]]`` resolution (docs/reference.md, Notes) and backlinks: the fixture vault in
+``tests/data/notes``
 exactly as its README says, then the resolution order, ties, paths that leave the vault and
 headings, on vaults built in ``tmp_path``."""
 

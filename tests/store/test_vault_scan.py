@@ -1,4 +1,5 @@
-"""Scanning a vault on disk (SPEC §4): which files are notes (hidden folders, node_modules,
+"""Scanning a vault on disk (docs/reference.md, Notes): which files are notes (hidden folders,
+node_modules,
 excludes, symlinks and their loops), bad files (binary, huge, non-UTF-8, unreadable, deleted
 mid-scan), incremental rescans, single-file updates and unsaved editor buffers."""
 

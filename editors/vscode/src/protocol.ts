@@ -106,7 +106,7 @@ export interface DroppedItem {
   reason?: string;
 }
 
-/** `lspMemory.buildContext` → the context block (SPEC §6, `build-context --format json`). */
+/** `lspMemory.buildContext` → the context block (docs/reference.md, The context block, `build-context --format json`). */
 export interface ContextBlock {
   budget: number;
   tokens: number;

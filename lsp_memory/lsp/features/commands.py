@@ -179,7 +179,8 @@ def register(server: MemoryServer) -> None:
         """Arguments: a document URI (the document must be open), then optionally
         ``{"budget", "attach", "pin", "query", "session"}`` as ``build-context`` takes them
         (``session``: passive recall from that conversation). The
-        context block's JSON (SPEC §6), the same as ``build-context --format json``."""
+        context block's JSON (docs/reference.md, The context block), the same as ``build-context
+        --format json``."""
         session = _session(ls)
         uri = _text(args[0] if args else None, "document URI")
         options = args[1] if len(args) > 1 and args[1] is not None else {}

@@ -1,4 +1,5 @@
-"""The context block (SPEC §6), the context assembler's work: a document's references plus
+"""The context block (docs/reference.md, The context block), the context assembler's work: a
+document's references plus
 automatically retrieved memories → a token-budgeted Markdown block for an LLM, and the same
 as JSON.
 
@@ -38,7 +39,8 @@ What goes in, in output order (each section left out when empty):
 How automatic memories are chosen and ranked, and why "now" is the newest claim's time, is
 in :mod:`.tiers`; how the token budget is filled, in :mod:`.budget`.
 
-Decisions where SPEC §6 is silent: a referenced claim that is not live (a direct reference
+Decisions where docs/reference.md, The context block is silent: a referenced claim that is not live
+(a direct reference
 to a retracted, superseded, merged or deprecated claim) is shown, because the user asked for
 it, with its status after its type (``[fact] [superseded]``) and a warning; ``--attach`` and
 ``--pin`` take references that name claims (a claim, context, tag, domain or entity) and

@@ -63,7 +63,8 @@ class Assembler:
         now: float | None = None,
     ) -> ContextBlock:
         """The context block of the document ``text`` (``language_id``/``path`` tell
-        whether it is Markdown, SPEC §1). ``attach`` and ``pin`` are references given
+        whether it is Markdown, docs/reference.md, Reference grammar). ``attach`` and ``pin`` are
+        references given
         outside the document (``--attach``, ``--pin``); ``query`` replaces the document's
         clean text as the retrieval query; ``now`` (seconds since the epoch) replaces the
         time of the user's newest claim as the moment recency is measured from.

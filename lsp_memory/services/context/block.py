@@ -1,4 +1,5 @@
-"""The format of a context block (SPEC §6): its sections and headers, the candidate items
+"""The format of a context block (docs/reference.md, The context block): its sections and headers,
+the candidate items
 (:class:`Piece`) and their filling priorities, the state of one build, the Markdown a set
 of pieces renders to, the built block (:class:`ContextBlock`, its JSON) and the helper that
 reads the ``[REFERENCED …]`` items back out of a block."""
@@ -11,7 +12,8 @@ from typing import Any
 
 from lsp_memory.model import Claim
 
-# -- the format of SPEC §6 ------------------------------------------------------------------
+# -- the format of docs/reference.md, The context block
+# ------------------------------------------------------------------
 
 MEMORY = "User memory"
 PINNED_NOTES = "Notes pinned by user"
@@ -42,7 +44,7 @@ HEADERS: Mapping[str, str] = {
 }
 BLOCK_SECTIONS = frozenset({PINNED_NOTES, ENTITIES, ENTITY_NOTES})  # items apart by a blank
 
-# Filling priorities (SPEC §6), lowest first.
+# Filling priorities (docs/reference.md, The context block), lowest first.
 P_REFERENCED = 1
 P_PINNED_NOTE = 2
 P_ENTITY = 3
@@ -66,7 +68,8 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class ContextBlock:
-    """A built context block; :meth:`to_json` is SPEC §6's JSON."""
+    """A built context block; :meth:`to_json` is the JSON of docs/reference.md, The context
+    block."""
 
     budget: int
     tokens: int
@@ -130,7 +133,8 @@ GROUP_TEXT: Mapping[str, str] = {
 
 
 def render(pieces: Iterable[Piece]) -> str:
-    """The Markdown block of ``pieces``: sections in SPEC order, items in their order."""
+    """The Markdown block of ``pieces``: sections in the order docs/reference.md gives, items in
+    their order."""
     by_section: dict[str, list[Piece]] = {}
     for piece in sorted(pieces, key=lambda p: (SECTIONS.index(p.section), p.order)):
         by_section.setdefault(piece.section, []).append(piece)

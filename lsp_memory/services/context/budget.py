@@ -1,8 +1,10 @@
-"""Filling a context block's token budget (SPEC §6): which pieces are kept, which notes are
+"""Filling a context block's token budget (docs/reference.md, The context block): which pieces are
+kept, which notes are
 cut, which pieces are dropped, and the block and its JSON that result.
 
 Budget: tokens of o200k_base over the whole Markdown block. Items are taken in the filling
-priority of SPEC §6: referenced claims (always, even over budget: then ``over_budget`` and a
+priority of docs/reference.md, The context block: referenced claims (always, even over budget: then
+``over_budget`` and a
 warning), pinned notes, directly mentioned entities, attached and pinned claims, deeper
 entities, entity-linked notes, automatic memories, referenced-documents lines. An item that
 does not fit is dropped (listed in ``dropped``), except a note, whose body is first cut to

@@ -1,4 +1,5 @@
-"""The automatic memories of a context block (SPEC §6): claims from the tiers in the
+"""The automatic memories of a context block (docs/reference.md, The context block): claims from
+the tiers in the
 configuration, ranked, near-duplicates of what is shown left out, and the moment recency is
 measured from.
 

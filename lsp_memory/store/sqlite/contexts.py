@@ -19,7 +19,8 @@ class Contexts(StoreBase):
 
     @_translated
     def context_by_name_key(self, user: str, key: str) -> Context | None:
-        """The context whose name matches ``key`` (SPEC §2 step 4); the oldest when several
+        """The context whose name matches ``key`` (docs/reference.md, Resolution step 4); the
+        oldest when several
         share a name."""
         row = self._db.execute(
             _CONTEXT_SELECT

@@ -1,4 +1,5 @@
-"""The context assembler's automatic memories (SPEC §6): live claims only, newest
+"""The context assembler's automatic memories (docs/reference.md, The context block): live claims
+only, newest
 ``updated_at`` first, ties by the higher number, so results are deterministic."""
 
 from __future__ import annotations
