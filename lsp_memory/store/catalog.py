@@ -38,6 +38,15 @@ class Entry:
     text: str | None = None  # set while waiting to be embedded
 
 
+BROKEN = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+"""The SQLite errors that say a file itself is broken: only then is a cache file deleted (a
+full disk or a read-only folder says SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR…)."""
+
+
+def corrupt(error: sqlite3.DatabaseError) -> bool:
+    return getattr(error, "sqlite_errorname", "") in BROKEN
+
+
 class VectorCatalog:
     """The queue and the list of embedded documents. One connection, one thread."""
 
@@ -47,7 +56,9 @@ class VectorCatalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open()
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as error:
+            if not corrupt(error):  # a full disk or a read-only folder: keep the file
+                raise
             path.unlink(missing_ok=True)
             self.recreated = True
             self._db = self._open()

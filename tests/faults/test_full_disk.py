@@ -61,13 +61,6 @@ def test_an_import_larger_than_the_store_disk_changes_nothing(tmp_path: Path) ->
         assert integrity(store_file(cli.store)) == "ok"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an import that fills the store disk says 'store <path>: cannot rollback - no "
-    "transaction is active': SQLite already rolled the transaction back on SQLITE_FULL, and "
-    "the ROLLBACK in StoreBase._write raises anew, hiding the disk-full error (3 000 claims "
-    "on the same disk get the right line)",
-)
 def test_an_import_larger_than_the_store_disk_says_the_disk_is_full(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "1m") as disk:
         cli = Cli(tmp_path / "work", store=disk / "store")
@@ -89,13 +82,6 @@ def full_store_disk(tmp_path: Path) -> Iterator[tuple[Cli, Path, str]]:
         yield cli, fill(disk), before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on a store disk without a byte left, every command (`claim add`, `claim list`) "
-    "says 'lsp-memory: error: store <path>: disk I/O error': SQLite cannot create the "
-    "store's shared-memory file and reports SQLITE_IOERR, which the message does not "
-    "recognise as a full disk",
-)
 def test_a_store_disk_without_a_byte_left_is_named(tmp_path: Path) -> None:
     with full_store_disk(tmp_path) as (cli, _ballast, _before):
         for args in (("claim", "add", "I like green tea"), ("claim", "list")):

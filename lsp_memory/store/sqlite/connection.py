@@ -10,6 +10,7 @@ refused before anything is written to it.
 from __future__ import annotations
 
 import functools
+import shutil
 import sqlite3
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,9 +41,18 @@ def describe(error: sqlite3.Error, path: Path, busy_ms: int) -> StoreError:
         return StoreError(f"store {path} is read-only or cannot be opened: {text}")
     if "not a database" in lowered or "malformed" in lowered:
         return StoreError(f"{path} is not a readable lsp-memory store: {text}")
-    if "disk" in lowered and "full" in lowered:
+    if ("disk" in lowered and "full" in lowered) or _no_space(path):
         return StoreError(f"store {path}: the disk is full; nothing was written")
     return StoreError(f"store {path}: {text}")
+
+
+def _no_space(path: Path) -> bool:
+    """Whether the store's disk has no byte left (SQLite then often says only "disk I/O
+    error": it cannot create the store's shared-memory file)."""
+    try:
+        return shutil.disk_usage(path.parent).free == 0
+    except OSError:
+        return False
 
 
 def _translated(
@@ -107,9 +117,15 @@ class StoreBase:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite rolls back by itself on a full disk
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     @property
     def schema_version(self) -> int:
