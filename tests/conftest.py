@@ -32,5 +32,8 @@ def kb(store: Store) -> Store:
 
 def snapshot(store_folder: Path) -> str:
     """Every row of the store as SQL text, to show that a failed operation changed nothing."""
-    with sqlite3.connect(store_folder / STORE_FILE) as db:
+    db = sqlite3.connect(store_folder / STORE_FILE)
+    try:  # closed here, not when collected: a later rmtree races the WAL file's removal
         return "\n".join(db.iterdump())
+    finally:
+        db.close()

@@ -115,6 +115,10 @@ class Session:
 
     # -- requests ---------------------------------------------------------------------------
 
+    def status(self) -> dict[str, Any]:
+        """What this memory holds and where, as ``lsp-memory status --json`` gives it."""
+        return self.app.status()
+
     def reads(self) -> Snapshot:
         """A read view for a request, in the calling thread."""
         return self.app.snapshot(indexed=self.ready.is_set())

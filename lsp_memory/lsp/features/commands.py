@@ -199,7 +199,7 @@ def register(server: MemoryServer) -> None:
     async def status(ls: LanguageServer, *_args: Any) -> dict[str, Any]:
         """What this memory holds and where, as ``lsp-memory status --json`` gives it."""
         session = _session(ls)
-        return await session.run(lambda _reads: session.app.status())
+        return await session.run(lambda _reads: session.status())
 
     @command(CREATE_NOTE)
     def create_note(ls: LanguageServer, *args: Any) -> dict[str, Any]:
