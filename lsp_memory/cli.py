@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -473,8 +475,18 @@ def cmd_mcp(app: App, _args: argparse.Namespace) -> int:
 
 def cmd_index(app: App, args: argparse.Namespace) -> int:
     bar, update = _progress_bar()
-    with bar:
-        report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
+    try:
+        with bar:
+            try:
+                report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
+            except BaseException:
+                bar.live.transient = True  # a failed run leaves its error line alone
+                raise
+    except (OSError, ValueError, sqlite3.Error) as error:
+        refused = app.cache_errors(error)
+        if refused is None:
+            raise
+        raise refused from None
     for warning in report.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     text = report.text
@@ -910,6 +922,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code."""
+    # Warnings reach the user through ``app.warnings``, once: not also as bare log lines.
+    logging.getLogger("lsp_memory").addHandler(logging.NullHandler())
     args = build_parser().parse_args(argv)
     config, warnings = load_config(_overrides(args))
     for warning in warnings:

@@ -46,6 +46,25 @@ PAGES = "pages"
 user: two users' records may share a friendly id)."""
 
 
+_UNWRITABLE = (
+    ("no space left", "the disk is full"),
+    ("disk is full", "the disk is full"),
+    ("read-only file system", "it is read-only"),
+    ("readonly", "it is read-only"),
+    ("permission denied", "it cannot be written"),
+)
+
+
+def unwritable(error: BaseException) -> str | None:
+    """Why a write to the cache failed, when it is the disk or folder refusing it: "the disk
+    is full", "it is read-only"; None for any other error."""
+    text = str(error).lower()
+    for words, said in _UNWRITABLE:
+        if words in text:
+            return said
+    return None
+
+
 EMBED_AT_ONCE = 256
 """The most documents a command embeds before answering; more wait for ``index``."""
 
@@ -155,18 +174,45 @@ class App:
         """Bring the search indexes up to date with the store quietly, embedding only a
         short queue (a long one is ``index``'s job), or read the other writer's latest
         commit (a command line process, the MCP server)."""
-        keeper = self.keeper
-        if keeper.writing:
+        try:
+            keeper = self.keeper
+            if not keeper.writing:
+                keeper.follow(scan=False)
+                self._unwritable_index()
+                return
             # Counted after the text sync has queued what changed: a store never indexed
             # (or an interrupted ``index``) queues everything, minutes of embedding.
             report = keeper.index(embed_at_most=EMBED_AT_ONCE)
-            if report.pending > EMBED_AT_ONCE:
-                self.warnings.append(
-                    f"{report.pending} records and notes are not embedded yet, so they are "
-                    "found by their words only; run `lsp-memory index` to embed them"
-                )
-        else:
-            keeper.follow(scan=False)
+        except (OSError, ValueError, RuntimeError, sqlite3.Error, UserError) as error:
+            said = unwritable(error)
+            if said is None:
+                raise
+            self._cache_warning(f"cannot update the search index: {said}; searching it as it was")
+            return
+        if report.pending > EMBED_AT_ONCE:
+            self.warnings.append(
+                f"{report.pending} records and notes are not embedded yet, so they are "
+                "found by their words only; run `lsp-memory index` to embed them"
+            )
+
+    def _unwritable_index(self) -> None:
+        """Say so when the index is read only because its folder cannot be written (not
+        because another process writes it)."""
+        said = self.text_index.unwritable
+        if said is not None:
+            self._cache_warning(f"cannot update the search index: {said}; searching it as it was")
+
+    def _cache_warning(self, what: str) -> None:
+        """One warning about the cache folder per process."""
+        line = f"cache {self.config.cache}: {what}"
+        if not any(w.startswith(f"cache {self.config.cache}:") for w in self.warnings):
+            self.warnings.append(line)
+
+    def cache_errors(self, error: BaseException) -> UserError | None:
+        """A write to the cache that failed because its disk is full or read-only, as one
+        line naming the cache; None for other errors."""
+        said = unwritable(error)
+        return None if said is None else UserError(f"cache {self.config.cache}: {said}")
 
     def status(self) -> dict[str, Any]:
         """What this memory holds and where (``lsp-memory status``): the user's records,
@@ -178,11 +224,16 @@ class App:
         queue = self.index_folder / "queue.sqlite3"
         embedded = pending = 0
         if queue.exists():
-            catalog = VectorCatalog(queue)
             try:
-                embedded, pending = catalog.counts()
-            finally:
-                catalog.close()
+                catalog = VectorCatalog(queue)
+            except (OSError, sqlite3.Error) as error:
+                said = unwritable(error) or str(error)
+                self._cache_warning(f"cannot read the embedding queue: {said}")
+            else:
+                try:
+                    embedded, pending = catalog.counts()
+                finally:
+                    catalog.close()
         found["index"] = {"embedded": embedded, "pending": pending}
         found["paths"] = {
             "store": str(self.store.path),
@@ -280,7 +331,11 @@ class App:
 
     def close(self) -> None:
         if "text_index" in self.__dict__:
-            self.text_index.close()
+            try:
+                self.text_index.close()
+            except (OSError, ValueError) as error:  # its last write failed (disk full)
+                if unwritable(error) is None:
+                    raise
         with self._lock:
             stores, self._stores = self._stores, []
         for store in stores:

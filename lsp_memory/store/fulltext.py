@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -128,6 +129,8 @@ class FullTextIndex:
         self._schema = index.schema
         self._writer = writer
         self.rebuilt = rebuilt  # True when this open created it afresh: a full build is due
+        self.unwritable: str | None = None  # why this process cannot write it, if not a lock
+        self.copy: Path | None = None  # where it is read from when its folder refused that
         # Answers to the shortest prefixes, for the searcher they came from (see ``prefix``).
         self._generation = 0  # counts reloads: a cached answer is for one generation
         self._short: OrderedDict[tuple[Any, ...], list[TextHit]] = OrderedDict()
@@ -141,8 +144,10 @@ class FullTextIndex:
 
     def try_write(self) -> bool:
         """Take the writer if no other process holds it now. True when this index writes."""
+        if self.copy is not None:
+            return False  # a copy of an index whose folder cannot be written: read only
         if self._writer is None:
-            self._writer = _take_writer(self._index)
+            self._writer, self.unwritable = _take_writer(self._index)
         return self._writer is not None
 
     def _need_writer(self) -> Any:
@@ -203,6 +208,9 @@ class FullTextIndex:
         if self._writer is not None:
             self._writer.wait_merging_threads()
             self._writer = None
+        if self.copy is not None:
+            shutil.rmtree(self.copy, ignore_errors=True)
+            self.copy = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -398,13 +406,45 @@ def _write_meta(folder: Path, meta: Mapping[str, Any]) -> None:
     partial.replace(folder / META_FILE)
 
 
-def _take_writer(index: Any) -> Any | None:
+def _take_writer(index: Any) -> tuple[Any | None, str | None]:
+    """The index's writer, and why there is none: None, None when another process holds it;
+    None and the reason when the folder cannot be written (read-only, disk full: the index
+    is then read as it is)."""
     try:
-        return index.writer(heap_size=_HEAP, num_threads=1)
-    except ValueError as error:
-        if "LockBusy" in str(error):
-            return None
+        return index.writer(heap_size=_HEAP, num_threads=1), None
+    except (ValueError, OSError) as error:
+        refused = _refusal(error)
+        if "LockBusy" in str(error) or refused is not None:
+            return None, refused
         raise
+
+
+def _refusal(error: BaseException) -> str | None:
+    """Why the folder refused a write, if it did: "it is read-only", "the disk is full"."""
+    text = str(error).lower()
+    if "read-only" in text or "readonly" in text or "permission denied" in text:
+        return "it is read-only"
+    if "no space left" in text or "disk is full" in text:
+        return "the disk is full"
+    return None
+
+
+def _open_copy(folder: Path, refused: str) -> FullTextIndex:
+    """The index in ``folder``, which cannot be written, opened from a temporary copy (its
+    files are only read; the copy goes when the index is closed)."""
+    from tantivy import Index
+
+    copy = Path(tempfile.mkdtemp(prefix="lsp-memory-index-"))
+    try:
+        shutil.copytree(folder, copy, dirs_exist_ok=True)
+        index = Index.open(str(copy))
+    except BaseException:
+        shutil.rmtree(copy, ignore_errors=True)
+        raise
+    _register(index)
+    opened = FullTextIndex(folder, index, None, rebuilt=False)
+    opened.unwritable, opened.copy = refused, copy
+    return opened
 
 
 def open_index(folder: Path) -> FullTextIndex:
@@ -418,16 +458,22 @@ def open_index(folder: Path) -> FullTextIndex:
     if meta is not None and meta.get("schema") == SCHEMA_VERSION:
         try:
             index = Index.open(str(folder))
-        except (ValueError, OSError):
-            pass  # corrupt: rebuilt below
+        except (ValueError, OSError) as error:
+            refused = _refusal(error)
+            if refused is not None:  # tantivy writes even to open: read a copy
+                return _open_copy(folder, refused)
+            # otherwise corrupt: rebuilt below
         else:
             _register(index)
-            return FullTextIndex(folder, index, _take_writer(index), rebuilt=False)
+            writer, refused = _take_writer(index)
+            opened = FullTextIndex(folder, index, writer, rebuilt=False)
+            opened.unwritable = refused
+            return opened
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     index = Index(_schema(), path=str(folder))
     _register(index)
-    writer = _take_writer(index)
+    writer, _refused = _take_writer(index)
     _write_meta(folder, {"schema": SCHEMA_VERSION})
     return FullTextIndex(folder, index, writer, rebuilt=True)

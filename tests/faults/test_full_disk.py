@@ -235,10 +235,7 @@ COMMANDS = {
 
 @pytest.mark.parametrize(
     "command",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
-        for name, (_, _, reason) in COMMANDS.items()
-    ],
+    [pytest.param(name) for name in COMMANDS],
 )
 def test_a_full_cache_disk(command: str, seed: Seed, tmp_path: Path) -> None:
     """The command on the full cache disk; then, space freed, ``index`` completes and every
@@ -281,13 +278,6 @@ def test_embedding_that_runs_out_of_cache_disk_resumes_once_space_is_freed(
         assert hits[0]["title"] == "I plan to tidy the attic in week 3"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`index` whose embedding stage runs out of cache disk exits 70 with 'internal "
-    "error: OperationalError: database or disk is full' instead of one error line, after a "
-    "bare logging line ('vector cache <path>: database or disk is full; continuing without "
-    "it') on stderr",
-)
 def test_embedding_that_runs_out_of_cache_disk_is_one_line(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "1m") as disk:
         cli = Cli(tmp_path / "work", cache=disk / "cache")

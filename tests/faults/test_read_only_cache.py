@@ -81,7 +81,6 @@ _STATUS = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=_SEARCH)
 def test_search_answers(frozen: Cli) -> None:
     before = dump(frozen.store)
     result = frozen.run("search", "PostgreSQL", "--kind", "claim", "-k", "3")
@@ -89,7 +88,6 @@ def test_search_answers(frozen: Cli) -> None:
     assert "#1 @leaf_active_a001" in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=_BUILD)
 def test_build_context_answers(frozen: Cli, indexed: Indexed) -> None:
     before = dump(frozen.store)
     result = frozen.run("build-context", str(indexed.prompt))
@@ -100,7 +98,6 @@ def test_build_context_answers(frozen: Cli, indexed: Indexed) -> None:
     assert "### [[Project Plan]]" in result.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=_STATUS)
 def test_status_answers(frozen: Cli) -> None:
     before = dump(frozen.store)
     result = frozen.run("status", "--json")
