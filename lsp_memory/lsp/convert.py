@@ -147,6 +147,7 @@ class Places:
     def __init__(self, codec: PositionCodec) -> None:
         self._codec = codec
         self._lines: dict[int, tuple[Document, list[str], list[int]]] = {}
+        self._ascii: dict[tuple[int, int], bool] = {}  # (document, line) → only ASCII
 
     @staticmethod
     def uri(document: Document) -> str:
@@ -168,6 +169,12 @@ class Places:
         if line >= len(lines):
             return types.Position(line=len(lines), character=0)
         column = offset - starts[line]
+        key = (id(document), line)
+        ascii_only = self._ascii.get(key)
+        if ascii_only is None:
+            ascii_only = self._ascii[key] = lines[line].isascii()
+        if ascii_only:  # one unit a character in every encoding: no measuring the line
+            return types.Position(line=line, character=column)
         return types.Position(
             line=line, character=self._codec.client_num_units(lines[line][:column])
         )

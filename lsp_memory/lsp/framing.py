@@ -87,9 +87,43 @@ async def serve_stream(
         if body is None:
             return None
         try:
-            message = json.loads(body, object_hook=protocol.structure_message)
-            protocol.handle_message(message)
+            data = json.loads(_without_lone_surrogates(body))
+        except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, too deep or long
+            answer(protocol, None, -32700, f"Parse error: {type(error).__name__}: {error}")
+            continue
+        if not isinstance(data, dict):
+            answer(protocol, None, -32600, "Invalid Request: a message is a JSON object")
+            continue
+        try:
+            # Only the message itself is a message: an object in its params with a
+            # "jsonrpc" member is data (pygls's object_hook took every such object for one).
+            protocol.handle_message(protocol.structure_message(data))
         except Exception as error:  # as pygls: a bad message never ends the loop
             logger.debug("unable to handle a message", exc_info=True)
             on_error(error, JsonRpcException)
     return None
+
+
+def answer(protocol: JsonRPCProtocol, request_id: Any, code: int, message: str) -> None:
+    """An error response, ``"id": null`` included when the id could not be read (pygls drops
+    null members, and a response without an id is no response to a client)."""
+    error = {"code": code, "message": message[:500]}
+    protocol._send_data({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+_HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE = re.compile(
+    rb"(?<!\\)((?:\\\\)*)"  # an even number of backslashes before: the next one escapes
+    rb"(" + _HIGH + rb"(?!" + _LOW + rb")|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})" + _LOW + rb")"
+)
+
+
+def _without_lone_surrogates(body: bytes) -> bytes:
+    """``body`` with each escaped lone surrogate (a high or low surrogate escape without its
+    pair: valid JSON, and a UTF-16 editor can hold one after a bad paste) read as U+FFFD:
+    such a string cannot be encoded, and SQLite, Tantivy and the tokenizer each failed on
+    it."""
+    if b"\\u" not in body and b"\\U" not in body:
+        return body
+    return _LONE.sub(lambda m: m.group(1) + b"\\ufffd", body)

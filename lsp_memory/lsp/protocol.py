@@ -28,12 +28,15 @@ class MemoryProtocol(LanguageServerProtocol):
             request_id = data.get("id")
             method = data.get("method")
             if isinstance(method, str) and isinstance(request_id, int | str):
-                self._send_response(
-                    request_id,
-                    error=types.ResponseError(
+                known = self.get_message_type(method) is not None or method in self.fm.features
+                problem = (
+                    types.ResponseError(
                         code=error.code, message=f"{error.message}: bad parameters for {method}"
-                    ),
+                    )
+                    if known
+                    else types.ResponseError(code=-32601, message=f"Method Not Found: {method}")
                 )
+                self._send_response(request_id, error=problem)
             return _REJECTED
 
     def handle_message(self, message: Any) -> None:
@@ -47,8 +50,8 @@ def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bo
     it was one."""
     if not isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
         return False
-    problem = JsonRpcParseError(f"{JsonRpcParseError.MESSAGE}: {error}")
-    protocol._send_response(None, error=problem.to_response_error())  # type: ignore[arg-type]
+    error_object = {"code": JsonRpcParseError.CODE, "message": f"Parse error: {error}"[:500]}
+    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error_object})  # id: null
     return True
 
 

@@ -115,6 +115,11 @@ class Session:
 
     # -- requests ---------------------------------------------------------------------------
 
+    @property
+    def started(self) -> bool:
+        """Whether its background indexing has been started."""
+        return self._thread is not None
+
     def status(self) -> dict[str, Any]:
         """What this memory holds and where, as ``lsp-memory status --json`` gives it."""
         return self.app.status()

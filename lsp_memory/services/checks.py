@@ -23,8 +23,10 @@ from pathlib import Path
 
 from lsp_memory import refs
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES
+from lsp_memory.errors import UserError
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Note, Reference, RefKind
 from lsp_memory.notes import VaultView
+from lsp_memory.notes.walk import NOTE_SUFFIXES
 from lsp_memory.services import lineage
 from lsp_memory.services.resolver import Resolution, Resolver
 
@@ -282,3 +284,23 @@ def note_warnings(path: Path, vaults: Sequence[VaultView]) -> tuple[str, ...]:
         note = vault.notes.get(relative.as_posix())
         return note.warnings if note is not None else ()
     return ()
+
+
+def create_note_file(path: Path, content: str, vaults: Sequence[Path]) -> Path:
+    """Create the note ``path`` with ``content`` (the "Create note" fix, run as a command):
+    a Markdown file inside one of ``vaults`` that does not exist yet; its resolved path.
+    Anything else is a ``UserError`` saying why."""
+    if path.suffix.lower() not in NOTE_SUFFIXES:
+        raise UserError(f"{path}: a note is a .md or .markdown file")
+    resolved = path.parent.resolve() / path.name
+    if not any(resolved.is_relative_to(vault.resolve()) for vault in vaults):
+        raise UserError(f"{path} is outside the notes folders")
+    try:
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        with resolved.open("x", encoding="utf-8") as file:
+            file.write(content)
+    except FileExistsError:
+        raise UserError(f"{path} already exists") from None
+    except OSError as error:
+        raise UserError(f"cannot create {path}: {error.strerror or error}") from None
+    return resolved

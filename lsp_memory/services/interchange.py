@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -663,17 +664,33 @@ def add_record(
     ``context add``); return what was written, generated ids filled in. A problem raises
     ``UserError`` with the reason alone. ``supersedes``: given the new claim, the ids of the
     claims it supersedes, marked so in the same transaction."""
-    importer = _Importer(store, user, ids.now())
-    try:
-        batch = importer.run([_Line(1, record)])
-    except ImportFailed:
-        reasons = "; ".join(
-            why.split(": ", 2)[-1] for _, why in sorted(importer.problems, key=_line_number)
-        )
-        raise UserError(reasons) from None
-    replaced = supersedes(batch.claims[0]) if supersedes and batch.claims else ()
-    store.write(batch, supersedes=replaced, when=importer.now)
-    return batch
+    for attempt in range(_ATTEMPTS):
+        importer = _Importer(store, user, ids.now())
+        try:
+            batch = importer.run([_Line(1, record)])
+        except ImportFailed:
+            reasons = "; ".join(
+                why.split(": ", 2)[-1] for _, why in sorted(importer.problems, key=_line_number)
+            )
+            raise UserError(reasons) from None
+        replaced = supersedes(batch.claims[0]) if supersedes and batch.claims else ()
+        try:
+            store.write(batch, supersedes=replaced, when=importer.now)
+        except sqlite3.IntegrityError:
+            # Another process wrote the number or id chosen for this record between the
+            # check and the write: choose again.
+            if attempt == _ATTEMPTS - 1:
+                raise UserError(
+                    "other processes kept taking the same claim numbers; try again"
+                ) from None
+            continue
+        return batch
+    raise AssertionError("unreachable")
+
+
+_ATTEMPTS = 5
+"""How often a single write chooses its number and id again after another process took
+them first."""
 
 
 # -- export -----------------------------------------------------------------------------------

@@ -442,3 +442,40 @@ def test_a_first_search_answers_by_text_and_says_how_to_embed(run: Run, tmp_path
     assert "lsp-memory index" in found.stderr
     status = json.loads(run("status", "--json").stdout)
     assert status["index"] == {"embedded": 0, "pending": 320}
+
+
+def test_claims_added_by_processes_at_once_all_land(
+    run: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """Two processes adding claims at the same moment: each claim lands, with its own
+    number (the number was chosen before the write, and the second writer failed with an
+    internal error)."""
+    assert run("claim", "add", "first", "--type", "fact").returncode == 0
+    env = {**os.environ, "LSP_MEMORY_STORE": str(store_dir), "LSP_MEMORY_USER": "ann"}
+    env["PYTHONPATH"] = str(ROOT)
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, name],
+            cwd=tmp_path,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("A", "B")
+    ]
+    for writer in writers:
+        _, errors = writer.communicate(timeout=120)
+        assert writer.returncode == 0, errors
+    listed = json.loads(run("claim", "list", "--json").stdout)
+    numbers = [claim["claim_number"] for claim in listed]
+    assert len(listed) == 1 + 2 * 8 and len(set(numbers)) == len(numbers), numbers
+
+
+_WRITER = """
+import sys
+from lsp_memory.cli import main
+for n in range(8):
+    code = main(["claim", "add", f"{sys.argv[1]} wrote claim {n}", "--type", "fact"])
+    if code:
+        raise SystemExit(code)
+"""

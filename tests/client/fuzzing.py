@@ -30,10 +30,7 @@ EXCLUDED = {
     "exit": "ends the process, as LSP says",
 }
 """Methods the random messages leave out, and why: each ends or resets the session by design."""
-KNOWN_DEFECTS = {
-    "initialized": "a second one breaks indexing for good (test_fuzz.py, the strict xfail "
-    "test_a_second_initialized_leaves_indexing_working); fuzz it again once fixed",
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 """Methods left out until a defect a strict xfail test pins down is fixed."""
 
 NOTIFICATION_PREFIXES = ("textDocument/did", "workspace/didChange", "notebookDocument/did", "$/")

@@ -526,12 +526,6 @@ def test_a_body_that_is_not_utf8_gets_a_parse_error(server: Server) -> None:
     alive(server, "after a body that is not UTF-8")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the ParseError response has no id member at all (pygls drops None fields); "
-    "JSON-RPC 2.0 requires id: null, and vscode-jsonrpc takes a message without one for "
-    "neither a response nor a notification",
-)
 def test_a_parse_error_carries_a_null_id(server: Server) -> None:
     """A body that is not JSON: the ParseError response says ``"id": null``."""
     response = send_body(server, b'{"jsonrpc": "2.0", "id": 7005, "method": "x', 7005)
@@ -552,11 +546,6 @@ def test_encoded_surrogates_in_the_body_are_read(server: Server) -> None:
     alive(server, "after encoded surrogates")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a number of more than 4 300 digits makes json.loads raise ValueError (Python's "
-    "int limit), which framing.serve_stream hands to report_server_error: no response at all",
-)
 def test_a_number_too_long_for_python_gets_an_answer(server: Server) -> None:
     """Valid JSON with a 5 000-digit number, which Python refuses to make an int of: the
     request is answered (ParseError, or InvalidParams with its id), not dropped."""
@@ -567,11 +556,6 @@ def test_a_number_too_long_for_python_gets_an_answer(server: Server) -> None:
     alive(server, "after a 5 000-digit number")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an array nested 100 000 deep makes json.loads raise RecursionError, which "
-    "framing.serve_stream hands to report_server_error: no response at all",
-)
 def test_deeply_nested_params_get_an_answer(server: Server) -> None:
     """Valid JSON nested deeper than Python's recursion limit inside the params: the request
     is answered (ParseError or InvalidParams), not dropped."""
@@ -582,12 +566,6 @@ def test_deeply_nested_params_get_an_answer(server: Server) -> None:
     alive(server, "after params nested 100 000 deep")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="framing.serve_stream parses with json.loads(object_hook=structure_message): every "
-    "object in the body that has a 'jsonrpc' member, however deep in the params, is read as a "
-    "message; a bad one is answered with InvalidParams under its own id",
-)
 def test_an_object_inside_params_is_not_a_message(server: Server) -> None:
     """A JSON object inside the params that has the members of a request (command
     arguments and settings are free-form JSON) is data: the server answers the request it
@@ -610,12 +588,6 @@ def test_a_line_separator_that_lsp_does_not_count_keeps_positions(server: Server
     assert hover_at_reference(server, "a\u2028 ", "") is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a request without params for a method nobody registered is answered with "
-    "InternalError 'bad parameters for …' (pygls cannot structure it, MemoryProtocol "
-    "answers the structuring error); with params it is MethodNotFound",
-)
 def test_an_unknown_method_without_params_is_not_found(server: Server) -> None:
     """``{"id": …, "method": "rpc.discover"}`` (JSON-RPC lets params out): MethodNotFound."""
     answer = well_formed(server.response(server.request("rpc.discover")))
@@ -627,23 +599,12 @@ def internal_error(answer: dict[str, Any]) -> str | None:
     return str(error["message"]) if error.get("code") == -32603 else None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a lone surrogate in the query reaches tantivy: InternalError UnicodeEncodeError "
-    "(JSON carries '\\ud800'; a UTF-16 editor can hold one, e.g. after a bad paste)",
-)
 def test_a_lone_surrogate_in_a_symbol_query_is_answered(server: Server) -> None:
     """workspace/symbol for ``"\\ud800"``: symbols or none, not an internal error."""
     answer = well_formed(server.response(server.request("workspace/symbol", {"query": "\ud800"})))
     assert internal_error(answer) is None, answer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a lone surrogate in lspMemory.addClaim's statement reaches sqlite or the tokenizer: "
-    "InternalError UnicodeEncodeError or 'TextInputSequence must be str' (rememberSelection "
-    "and lspMemory.search alike)",
-)
 def test_a_lone_surrogate_in_a_new_claim_is_answered(server: Server) -> None:
     """lspMemory.addClaim of ``"We use \\ud800 tabs"``: a claim, or InvalidParams saying why."""
     command = {"command": "lspMemory.addClaim", "arguments": ["We use \ud800 tabs"]}
@@ -651,11 +612,6 @@ def test_a_lone_surrogate_in_a_new_claim_is_answered(server: Server) -> None:
     assert internal_error(answer) is None, answer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lspMemory.buildContext of an open document holding a lone surrogate: InternalError "
-    "'TypeError: TextInputSequence must be str' from the tokenizer embedding its text",
-)
 def test_a_lone_surrogate_in_a_document_keeps_build_context(server: Server) -> None:
     """buildContext of an open ``"See #1 \\ud800\\n"``: the context block."""
     uri = (WORK / "surrogate.md").as_uri()
@@ -668,13 +624,6 @@ def test_a_lone_surrogate_in_a_document_keeps_build_context(server: Server) -> N
     assert isinstance(answer["result"], dict), answer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="references (and rename) convert each place's column by measuring its line from "
-    "the start (convert.Places.position: client_num_units(line[:column]), a loop over "
-    "characters), so thousands of references on one line take seconds to minutes: 1 000 "
-    "took 1.8 s, 3 000 took 13 s, 5 556 (100 KB) 36 s; on separate lines 3 000 took 0.2 s",
-)
 def test_references_on_one_long_line_are_quick(server: Server) -> None:
     """1 500 references to one claim on one line (27 KB) are found about as fast as on 1 500
     lines."""
@@ -696,13 +645,6 @@ def test_references_on_one_long_line_are_quick(server: Server) -> None:
     assert took[" "] < max(1.0, 5 * took["\n"]), took
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a second 'initialized' notification starts indexing again on the same session; "
-    "the store's sqlite connection belongs to the first indexing thread, so the sync fails "
-    "('SQLite objects created in a thread can only be used in that same thread') and every "
-    "later sync fails too, logged to the client each time",
-)
 def test_a_second_initialized_leaves_indexing_working(server: Server) -> None:
     """``initialized`` twice (a client bug): the server ignores the second or syncs again,
     and a later change to the notes is still indexed without a failure. Last but one: when

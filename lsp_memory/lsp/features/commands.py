@@ -31,7 +31,7 @@ from lsp_memory.lsp.convert import (
     open_texts,
     workspace_edit,
 )
-from lsp_memory.notes.walk import NOTE_SUFFIXES
+from lsp_memory.services.checks import create_note_file
 from lsp_memory.services.interchange import claim_record
 from lsp_memory.services.review import VERBS
 from lsp_memory.services.search import SHOWN_STATUSES, hit_record
@@ -210,19 +210,9 @@ def register(server: MemoryServer) -> None:
         uri = _text(args[0] if args else None, "note URI")
         content = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
         path = Path(to_fs_path(uri) or "") if uri.startswith("file:") else None
-        if path is None or path.suffix.lower() not in NOTE_SUFFIXES:
+        if path is None:
             raise UserError(f"{uri}: a note is a .md or .markdown file")
-        resolved = path.parent.resolve() / path.name
-        if not any(resolved.is_relative_to(v.resolve()) for v in session.config.vaults):
-            raise UserError(f"{path} is outside the notes folders")
-        try:
-            resolved.parent.mkdir(parents=True, exist_ok=True)
-            with resolved.open("x", encoding="utf-8") as file:
-                file.write(content)
-        except FileExistsError:
-            raise UserError(f"{path} already exists") from None
-        except OSError as error:
-            raise UserError(f"cannot create {path}: {error.strerror or error}") from None
+        resolved = create_note_file(path, content, session.config.vaults)
         session.poke(files=True)
         return {"path": str(resolved), "uri": resolved.as_uri(), "created": True}
 

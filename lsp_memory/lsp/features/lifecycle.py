@@ -64,8 +64,8 @@ def register(server: MemoryServer) -> None:
     async def initialized(ls: MemoryServer, _params: types.InitializedParams) -> None:
         async with starting:
             session = ls.session
-            if session is None:
-                return
+            if session is None or session.started:
+                return  # a second `initialized` (a client bug) changes nothing
             settings = await _editor_settings(ls)
             if settings:
                 session.close()  # nothing was started yet
