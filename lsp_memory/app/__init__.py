@@ -148,8 +148,10 @@ class App:
             )
             side.load()
         except (OSError, sqlite3.Error) as error:
-            self.warnings.append(
-                f"cannot open the vector index in {self.config.cache}: "
+            # The one cache warning of the process: the index sync that opened it (to queue
+            # what it writes) would otherwise warn a second time on the same disk.
+            self._cache_warning(
+                "cannot open the vector index: "
                 f"{getattr(error, 'strerror', None) or error}; searching by text only"
             )
             return None

@@ -8,7 +8,7 @@ not change is never embedded again, only re-filtered by its new status.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 import numpy as np
 
@@ -94,6 +94,13 @@ class VectorSide:
     def clear(self) -> None:
         self.catalog.clear()
         self.index = VectorIndex(self.embedder.dim)
+
+    def retain(self, doc_ids: Collection[str]) -> None:
+        """Remove every document but ``doc_ids``, embedded or waiting (one by one: for the
+        few left behind, not to empty the queue)."""
+        known = {row[0] for row in self.catalog.embedded()}
+        known.update(entry.doc_id for entry in self.catalog.pending(self.catalog.pending_count()))
+        self.remove(known.difference(doc_ids))
 
     def drain(
         self,

@@ -6,6 +6,13 @@ syncs. A missing, rebuilt or other-store index gets a full build. Notes follow t
 rescans. Texts to embed go to the embedding queue, which the vector side drains in the
 background.
 
+The queue is written before the full-text index commits, never after. The commit records how
+far the index has followed the store (and holds the notes' versions), and the next sync
+resumes from there: a process killed between the two writes the same documents again, and
+queueing a document again changes nothing (the same text stays queued, or stays embedded).
+The other way round, a kill between the two left those documents out of the queue for good:
+the next sync found nothing to do.
+
 ``IndexKeeper`` owns the one rule for which process writes: the process that holds (or can
 take) the full-text index's writer lock syncs the store and the vaults into it and drains
 the embedding queue; every other process scans its own vaults and reads the writer's latest
@@ -194,10 +201,13 @@ class Indexer:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        before_commit: Callable[[SyncReport], None] | None = None,
     ) -> SyncReport:
         """Bring the index up to date: everything when ``full`` or when the index does not
         follow this store yet, else only what the change log lists since the last sync.
-        ``notes`` are written too, ``removed`` note keys deleted. Commits once at the end."""
+        ``notes`` are written too, ``removed`` note keys deleted. Commits once at the end,
+        after ``before_commit`` has been given what was written and deleted, when anything
+        was (the embedding queue: see the module docstring)."""
         started = time.perf_counter()
         meta = self.text.meta
         store_id = self.store.store_id()
@@ -239,6 +249,8 @@ class Indexer:
         self.text.delete(gone)
         report.removed += gone
         report.deleted += len(gone)
+        if before_commit is not None and (full or report.docs or report.removed):
+            before_commit(report)
         if full or report.upserted or report.deleted or head != meta.get("seq"):
             # A commit writes files; a round that found nothing to do skips it.
             self.text.commit({"store_id": store_id, "seq": head})
@@ -366,13 +378,11 @@ class IndexKeeper:
             ]
             if not everything:
                 notes = [n for n in notes if indexed.get(doc_id("note", n.key)) != n.content_hash]
-        report = IndexReport(indexer.sync(notes, gone, full=full, progress=progress))
+        report = IndexReport(
+            indexer.sync(notes, gone, full=full, progress=progress, before_commit=self._queue)
+        )
         side = self._vectors()
         if side is not None:
-            if report.text.full:
-                side.clear()
-            side.remove(report.text.removed)
-            side.enqueue(report.text.docs)
             short = embed_at_most is None or side.catalog.pending_count() <= embed_at_most
             if embed and short:
                 tick: Callable[[int, int], None] | None = None
@@ -420,12 +430,25 @@ class IndexKeeper:
                     notes.append(note)
         if not (notes or gone) or not self.text.writable:
             return None
-        report = Indexer(self._store(), self.text).sync(notes, gone)
+        return Indexer(self._store(), self.text).sync(notes, gone, before_commit=self._queue)
+
+    def _queue(self, synced: SyncReport) -> None:
+        """Record what a sync wrote and deleted in the embedding queue, before the full-text
+        index commits it (see the module docstring). A full sync wrote every document there
+        is, and the queue keeps no other: when the index did not follow this store yet, the
+        queue is emptied first (a kill before the commit leaves the index as unfollowing, so
+        the next sync is a full one again); when it did (``index --full``), only the entries
+        of no document are removed, so that a kill leaves none of the others out."""
         side = self._vectors()
-        if side is not None:
-            side.remove(report.removed)
-            side.enqueue(report.docs)
-        return report
+        if side is None:
+            return
+        if synced.full:
+            if Indexer(self._store(), self.text).needs_full():
+                side.clear()
+            else:
+                side.retain({doc.id for doc in synced.docs})
+        side.remove(synced.removed)
+        side.enqueue(synced.docs)
 
     def _warn(self, found: Iterable[str]) -> None:
         self.warnings += [w for w in found if w not in self.warnings]

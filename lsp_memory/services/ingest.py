@@ -9,14 +9,17 @@ already stored — same session, time, role and text — is skipped, so ingestin
 stores nothing new), the references in their text are recorded, and the user's message goes
 through extraction (``services.extract``, or ``extractor_command``); each claim found is
 written like ``claim add`` (classified, superseding older claims), valid from the message's
-time, with its episode in ``derived_from``.
+time, with its episode in ``derived_from``. A pair's messages, references and claims are one
+transaction: a message is never stored without them (the kills of ``tests/faults`` left
+episodes whose claims a second ingest skipped as "already stored"), so ingesting a file again
+finishes an ingest cut short.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,53 +201,92 @@ class Ingester:
         self.warn = warn or log.warning
 
     def ingest(self, pairs: Sequence[Pair]) -> list[Ingested]:
-        """Store ``pairs`` (their new messages in one transaction), then extract claims from
-        the new user messages, in order."""
-        episodes: list[tuple[Pair, Episode]] = []
+        """Store ``pairs`` in order, each whole: its new messages, the references in them and
+        the claims extracted from its user message, in one transaction. A message is thus
+        stored with all that comes of it or not at all, and an ingest cut short (killed, a
+        full disk) is finished by ingesting the same pairs again: those stored are "already
+        stored", the rest are stored then, as they would have been.
+
+        The slow part — extraction, the statements' embeddings (the model loads), resolving
+        the references — is done first, for the messages not stored yet, outside any
+        transaction."""
         created = now()
-        for pair in pairs:
-            turns = [("user", pair.user_message)]
-            if pair.assistant_response is not None:
-                turns.append(("assistant", pair.assistant_response))
-            for role, text in turns:
-                episode = Episode(
-                    episode_id=new_uuid(),
-                    user=self.user,
-                    session_id=pair.session_id,
-                    role=role,
-                    text=text,
-                    occurred_at=pair.timestamp,
-                    created_at=created,
-                    source=pair.source,
-                    channel=pair.channel,
-                    meta=pair.metadata,
-                    stamped=pair.stamped,
-                )
-                episodes.append((pair, episode))
-        stored = {e.key: e for e in self.store.add_episodes([e for _, e in episodes])}
-        self._record_references(list(stored.values()))
-        results = {pair.line: Ingested(pair.line, pair.session_id) for pair in pairs}
-        found: list[tuple[Pair, Episode, Extracted]] = []
-        for pair, episode in episodes:
-            new = stored.get(episode.key)
-            if new is None:
-                continue
-            results[pair.line].episodes.append(new.episode_id)
-            if new.role == "user":
-                found += [(pair, new, claim) for claim in self._extract(pair)]
+        planned = [(pair, self._episodes(pair, created)) for pair in pairs]
+        known = self.store.stored_keys(self.user, [e.key for _, turns in planned for e in turns])
+        fresh = [(pair, [e for e in turns if e.key not in known]) for pair, turns in planned]
+        found = {
+            pair.line: self._extract(pair)
+            for pair, turns in fresh
+            if any(e.role == "user" for e in turns)
+        }
         # One batch of embeddings for every statement (one at a time, embedding was 60 % of
         # ingestion), then the claims in order: each may supersede those before it.
-        vectors = self.records.embed([claim.statement for _, _, claim in found])
-        for index, (pair, episode, extracted) in enumerate(found):
-            claim = self.records.add_claim(
-                extracted.statement,
-                claim_type=extracted.category,
-                derived_from=(episode.episode_id,),
-                valid_from=pair.timestamp,
-                vector=vectors[index] if vectors is not None else None,
-            )
-            results[pair.line].claims.append((claim, list(self.records.last_superseded)))
+        statements = [claim.statement for claims in found.values() for claim in claims]
+        vectors = iter(self.records.embed(statements) or [None] * len(statements))
+        references = self._resolve([e for _, turns in fresh for e in turns])
+        results = {pair.line: Ingested(pair.line, pair.session_id) for pair in pairs}
+        for pair, turns in fresh:
+            extracted = [(claim, next(vectors)) for claim in found.get(pair.line, ())]
+            if turns:
+                self._store(pair, turns, extracted, references, results[pair.line])
         return [results[pair.line] for pair in pairs]
+
+    def _episodes(self, pair: Pair, created: str) -> list[Episode]:
+        """The pair's messages as episodes: the user's, then the assistant's reply, if any."""
+        turns = [("user", pair.user_message)]
+        if pair.assistant_response is not None:
+            turns.append(("assistant", pair.assistant_response))
+        return [
+            Episode(
+                episode_id=new_uuid(),
+                user=self.user,
+                session_id=pair.session_id,
+                role=role,
+                text=text,
+                occurred_at=pair.timestamp,
+                created_at=created,
+                source=pair.source,
+                channel=pair.channel,
+                meta=pair.metadata,
+                stamped=pair.stamped,
+            )
+            for role, text in turns
+        ]
+
+    def _store(
+        self,
+        pair: Pair,
+        turns: Sequence[Episode],
+        extracted: Sequence[tuple[Extracted, Any]],
+        references: Mapping[str, Sequence[tuple[str, str, str]]],
+        result: Ingested,
+    ) -> None:
+        """One pair's new messages, their references and the user message's claims (with
+        their embeddings), in one transaction."""
+        with self.store.transaction():
+            # A message stored since the check (an earlier line of the same file, another
+            # process) is left as it is, and gives no claims.
+            stored = self.store.add_episodes(turns)
+            rows = [
+                EpisodeRef(episode.row, "direct", kind, target, label)
+                for episode in stored
+                for kind, target, label in references.get(episode.key, ())
+            ]
+            if rows:
+                self.store.add_episode_refs(rows)
+            for episode in stored:
+                result.episodes.append(episode.episode_id)
+                if episode.role != "user":
+                    continue
+                for claim, vector in extracted:
+                    added = self.records.add_claim(
+                        claim.statement,
+                        claim_type=claim.category,
+                        derived_from=(episode.episode_id,),
+                        valid_from=pair.timestamp,
+                        vector=vector,
+                    )
+                    result.claims.append((added, list(self.records.last_superseded)))
 
     def _extract(self, pair: Pair) -> list[Extracted]:
         if self.command:
@@ -261,19 +303,20 @@ class Ingester:
                 self.warn(f"extractor_command failed ({failure}); used the built-in extractor")
         return extract(pair.user_message, pair.assistant_response)
 
-    def _record_references(self, episodes: Sequence[Episode]) -> None:
-        rows: list[EpisodeRef] = []
+    def _resolve(self, episodes: Sequence[Episode]) -> dict[str, list[tuple[str, str, str]]]:
+        """The references in each episode's text (by ``Episode.key``), each as what it
+        names — ``(kind, target, label)`` — resolved now, before anything is stored."""
+        found: dict[str, list[tuple[str, str, str]]] = {}
         resolver: Resolver | None = None
         for episode in episodes:
-            found = refs.parse(episode.text, markdown=True).references
-            if not found:
+            tokens = refs.parse(episode.text, markdown=True).references
+            if not tokens:
                 continue
             resolver = resolver or self.resolver()
-            for reference in found:
+            for reference in tokens:
                 kind, target = ref_target(resolver.resolve(reference, members=False))
-                rows.append(EpisodeRef(episode.row, "direct", kind, target, reference.text))
-        if rows:
-            self.store.add_episode_refs(rows)
+                found.setdefault(episode.key, []).append((kind, target, reference.text))
+        return found
 
 
 def ref_target(resolution: Resolution) -> tuple[str, str]:

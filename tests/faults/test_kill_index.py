@@ -138,23 +138,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
     return Reference(pristine, status, found)
 
 
-_DEFECT = (
-    "a kill after the full-text commit and before the embedding queue is written loses "
-    "the embedding work for good: the next `index` finds the text index up to date, queues "
-    "nothing, and reports '0 embedded, 0 vectors, 0 waiting to be embedded' (status: 0 "
-    "embedded, 0 pending; search is by text alone until `index --full`)"
-)
-
-
-@pytest.mark.parametrize(
-    "point",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_DEFECT))
-        if name == "text-committed"
-        else name
-        for name in POINTS
-    ],
-)
+@pytest.mark.parametrize("point", list(POINTS))
 def test_index_killed_recovers_by_running_it_again(
     point: str, reference: Reference, tmp_path: Path
 ) -> None:

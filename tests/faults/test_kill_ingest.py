@@ -146,23 +146,8 @@ def points(cli: Cli, reference: Reference) -> dict[str, KillPoint]:
     }
 
 
-_DEFECT = (
-    "ingest stores every message's episodes (and then their references) in transactions of "
-    "their own and writes the extracted claims one by one afterwards: a kill in between leaves "
-    "episodes without their claims, and ingesting the file again skips them as 'already "
-    "stored', so those claims are lost for good"
-)
-_PARTIAL = {"episodes-stored", "references-stored", "claims-half"}
-
-
 @pytest.mark.parametrize(
-    "point",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=_DEFECT))
-        if name in _PARTIAL
-        else name
-        for name in ("starting", "episodes-stored", "references-stored", "claims-half", "reported")
-    ],
+    "point", ["starting", "episodes-stored", "references-stored", "claims-half", "reported"]
 )
 def test_ingest_killed_keeps_messages_whole_and_recovers(
     point: str, reference: Reference, tmp_path: Path

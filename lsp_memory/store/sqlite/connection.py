@@ -110,9 +110,34 @@ class StoreBase:
         self.close()
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several writes as one transaction: each write method called inside is a part of
+        it, and they are committed together or not at all (ingest stores a message with its
+        references and claims this way)."""
+        try:
+            with self._write():
+                yield
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as error:
+            if isinstance(error, sqlite3.IntegrityError):
+                raise
+            raise describe(error, self.path, self.busy_timeout_ms) from error
+
+    @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: taken at once (so waiting for a writer happens up front,
-        under the busy timeout), committed whole or rolled back whole."""
+        under the busy timeout), committed whole or rolled back whole. Inside
+        ``transaction`` a savepoint of it instead: undone alone when it fails."""
+        if self._db.in_transaction:
+            self._db.execute("SAVEPOINT write")
+            try:
+                yield self._db
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK TO write")
+                    self._db.execute("RELEASE write")
+                raise
+            self._db.execute("RELEASE write")
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db

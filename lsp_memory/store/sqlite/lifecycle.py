@@ -256,6 +256,15 @@ class Lifecycle(StoreBase):
         return stored
 
     @_translated
+    def stored_keys(self, user: str, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` (``Episode.key``) name messages the user has stored already."""
+        found = self._db.execute(
+            "SELECT key FROM episodes WHERE user = ? AND key IN (SELECT value FROM json_each(?))",
+            (user, json.dumps(list(keys))),
+        )
+        return {row[0] for row in found}
+
+    @_translated
     def episodes_after(self, user: str, row: int) -> list[Episode]:
         """The user's episodes stored after row ``row``, oldest first by time."""
         return self._episodes("WHERE user = ? AND id > ? ORDER BY occurred_at, id", (user, row))
