@@ -52,6 +52,9 @@ _UNWRITABLE = (
     ("read-only file system", "it is read-only"),
     ("readonly", "it is read-only"),
     ("permission denied", "it cannot be written"),
+    # tantivy hides the io::Error of a writer thread that died mid-write behind this
+    # (the folder is writable, or no writer would have been taken): the disk filled up.
+    ("worker thread encountered an error", "its writer failed (most likely the disk is full)"),
 )
 
 
