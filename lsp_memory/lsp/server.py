@@ -10,7 +10,7 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, BinaryIO
 
 from lsprotocol import types
@@ -70,6 +70,10 @@ class MemoryServer(LanguageServer):
         self.overrides = dict(overrides or {})
         self.files_watched = False  # the client reports changes to Markdown files
         self._too_large: set[str] = set()  # open documents the user was told are too large
+        # Run on the event loop when what requests read has changed (``Session.on_changed``):
+        # each feature whose answers the client keeps asks for them again.
+        self.on_memory_changed: list[Callable[[MemoryServer], None]] = []
+        self._asking: set[asyncio.Task[None]] = set()
 
     @property
     def documents(self) -> Readable:
@@ -91,6 +95,27 @@ class MemoryServer(LanguageServer):
             )
 
         return Readable(self.workspace.text_documents, limit, self._too_large, told)
+
+    def memory_changed(self) -> None:
+        for hook in self.on_memory_changed:
+            try:
+                hook(self)
+            except Exception:  # one feature's failure must not keep the others stale
+                logger.exception("after the memory changed")
+
+    def ask(self, request: Coroutine[Any, Any, Any], what: str) -> None:
+        """Send a request to the client without waiting for its answer (e.g. to refresh
+        code lenses); an error answer is logged, not raised."""
+
+        async def asking() -> None:
+            try:
+                await request
+            except Exception as error:
+                logger.info("the client refused %s: %s", what, error)
+
+        task = asyncio.get_running_loop().create_task(asking())
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio until the client exits or the stream ends. A broken message

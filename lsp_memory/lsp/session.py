@@ -69,6 +69,9 @@ class Session:
         self.index_error: str | None = None
         self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
         self.on_info: Callable[[str], None] | None = None  # reports a background consolidation
+        # What requests read has changed: the first sync ended, a later one indexed changed
+        # notes or records, a consolidation changed claims (called on the indexing thread).
+        self.on_changed: Callable[[], None] | None = None
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self._files = threading.Event()  # the vaults changed: rescan on the next sync
@@ -216,6 +219,7 @@ class Session:
                 done(report, None)
             finally:
                 self.ready.set()
+            self._changed()
             o200k()  # the context block's tokenizer (~0.2 s): loaded before it is asked
             self._follow()
 
@@ -242,7 +246,10 @@ class Session:
                 # Taking the writer over from another process that exited syncs in full:
                 # the keeper has not indexed these vaults yet.
                 report = keeper.sync(scan=scan)
-                if not keeper.text.writable or report.text.upserted or report.text.deleted:
+                if report.text.upserted or report.text.deleted:
+                    self.generation += 1
+                    self._changed()
+                elif not keeper.text.writable:  # another process may have indexed changes
                     self.generation += 1
                 if scan:
                     scanned = time.monotonic()
@@ -290,6 +297,11 @@ class Session:
                 self.on_info(line)
         if report.changes or decided:
             self.generation += 1
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.on_changed is not None:
+            self.on_changed()
 
     def note_edited(self, path: Path, text: str | None) -> None:
         """An open document's text, to index in place of its file if it is a note in a

@@ -35,7 +35,7 @@ class Typed:
     prefix: str  # what follows the trigger (or the heading part after '#')
     start: int  # where the replaced text starts: the '@'/'#', after '[[', or after '[[Note#'
     note: str = ""  # for headings: the note target
-    closed: bool = False  # for notes: ']]' already follows the cursor
+    closed: bool = False  # for notes: ']]' already follows the cursor (the edit covers it)
 
 
 def typed_at(line: str, column: int) -> Typed | None:
@@ -58,7 +58,8 @@ def typed_at(line: str, column: int) -> Typed | None:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One completion: what it inserts over ``[typed.start, cursor)`` and how it shows."""
+    """One completion: what it inserts over ``[typed.start, cursor)`` (and over the ``]]``
+    after the cursor when ``typed.closed``) and how it shows."""
 
     label: str
     kind: str  # claim, context, entity, tag, domain, note, heading
@@ -166,9 +167,9 @@ class Completer:
         elif typed.kind == "number":
             found = self._numbers(typed.prefix)
         elif typed.kind == "note":
-            found = self._notes(typed.prefix, typed.closed)
+            found = self._notes(typed.prefix)
         else:
-            found = self._headings(typed.note, typed.prefix, typed.closed)
+            found = self._headings(typed.note, typed.prefix)
         return found[:LIMIT], len(found) > LIMIT or typed.kind == "memory"
 
     # -- @ ----------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ class Completer:
 
     # -- [[ ---------------------------------------------------------------------------------
 
-    def _notes(self, typed: str, closed: bool) -> list[Candidate]:
+    def _notes(self, typed: str) -> list[Candidate]:
         scored: list[tuple[int, str, Note]] = []
         for vault in self.vaults:
             notes = vault.notes
@@ -294,12 +295,11 @@ class Completer:
             ]
         scored.sort(key=lambda item: (item[0], len(item[1]), item[1]))
         del scored[LIMIT + 1 :]
-        end = "" if closed else "]]"
         return [
             Candidate(
                 label=note.title,
                 kind="note",
-                insert=note.title + end,
+                insert=note.title + "]]",
                 detail=f"note · {note.path}" + (" · archived" if note.archived else ""),
                 documentation=f"**{note.title}** — `{note.path}`\n\n{note.body[:400]}".strip(),
                 sort=f"{score}{len(path):04d}{path}",
@@ -309,18 +309,17 @@ class Completer:
             for score, path, note in scored
         ]
 
-    def _headings(self, target: str, typed: str, closed: bool) -> list[Candidate]:
+    def _headings(self, target: str, typed: str) -> list[Candidate]:
         for vault in self.vaults:
             found = vault.resolve(target)
             if found.note is None:
                 continue
             want = typed.strip().casefold()
-            end = "" if closed else "]]"
             return [
                 Candidate(
                     label=heading.text,
                     kind="heading",
-                    insert=heading.text + end,
+                    insert=heading.text + "]]",
                     detail=f"{'#' * heading.level} heading · line {heading.line + 1}",
                     documentation=f"In **{found.note.title}** (`{found.note.path}`)",
                     sort=f"{_match(want, heading.text.casefold())}{index:04d}",

@@ -62,6 +62,23 @@ async def client(
     await lsp_client.shutdown_session()
 
 
+def takes_refreshes(lsp_client: LanguageClient) -> list[str]:
+    """Answer the server's ``workspace/codeLens/refresh`` and ``workspace/inlayHint/refresh``
+    as the recorded editors that announce them do (the test client refuses unknown requests
+    and fails the test); returns what was asked, in order."""
+    asked: list[str] = []
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)  # type: ignore[untyped-decorator]
+    def lenses_again(_: None) -> None:
+        asked.append("code lenses")
+
+    @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)  # type: ignore[untyped-decorator]
+    def hints_again(_: None) -> None:
+        asked.append("inlay hints")
+
+    return asked
+
+
 async def ready(
     lsp_client: LanguageClient,
     capabilities: types.ClientCapabilities,
@@ -70,6 +87,7 @@ async def ready(
     """Initialize a session over the shared store and vault (with ``options`` as the
     client's ``initializationOptions``) and wait for the first index sync."""
     prepare()
+    takes_refreshes(lsp_client)
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,

@@ -12,14 +12,15 @@ from tests.client.conftest import WORK, utf8
 
 
 async def complete(
-    client: LanguageClient, text: str, name: str = "prompt.md"
+    client: LanguageClient, text: str, name: str = "prompt.md", after: str = ""
 ) -> list[types.CompletionItem]:
-    """Open ``text`` (its last line holds the cursor at the end) and complete there."""
+    """Open ``text`` + ``after`` (the cursor at the end of ``text``, on its last line) and
+    complete there."""
     uri = (WORK / name).as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text=text
+                uri=uri, language_id="markdown", version=1, text=text + after
             )
         )
     )
@@ -41,9 +42,9 @@ async def complete(
     return list(result.items)
 
 
-def applied(client: LanguageClient, line: str, item: types.CompletionItem) -> str:
-    """``line`` after the editor applies ``item`` with the cursor at its end: what the
-    user ends up with."""
+def applied(client: LanguageClient, line: str, item: types.CompletionItem, typed: str = "") -> str:
+    """``line`` after the editor applies ``item``, then the user types ``typed`` (the cursor
+    at the end of the inserted text): what the user ends up with."""
     edit = item.text_edit
     assert isinstance(edit, types.TextEdit), item
     assert edit.range.start.line == edit.range.end.line
@@ -53,7 +54,7 @@ def applied(client: LanguageClient, line: str, item: types.CompletionItem) -> st
         return len(line.encode(unit)[: character * size].decode(unit))
 
     start, end = index(edit.range.start.character), index(edit.range.end.character)
-    return line[:start] + edit.new_text + line[end:]
+    return line[:start] + edit.new_text + typed + line[end:]
 
 
 def labels(items: list[types.CompletionItem]) -> list[str]:
@@ -84,6 +85,7 @@ async def test_at_finds_claims_by_statement_words(client: LanguageClient) -> Non
     assert "@root_claim_a009" in labels(items)
     item = next(i for i in items if i.label == "@root_claim_a009")
     assert item.detail is not None and item.detail.startswith("#9 · preference")
+    assert item.kind == types.CompletionItemKind.Value  # not Text: editors show that as a word
     assert isinstance(item.documentation, types.MarkupContent)
     statement = item.documentation.value.split("\n\n")[0]
     assert "paper notebook" in statement
@@ -117,6 +119,26 @@ async def test_brackets_complete_notes_and_headings(client: LanguageClient) -> N
     assert headings[0].filter_text == "Milestones"  # matched against the replaced '#mile'
     headings = await complete(client, "[[project-plan#")
     assert applied(client, "[[project-plan#", headings[0]).startswith("[[project-plan#")
+
+
+async def test_brackets_the_editor_closed_are_replaced_so_typing_goes_on_after_the_link(
+    client: LanguageClient,
+) -> None:
+    """VS Code (and other editors) close ``[[`` as it is typed: the edit covers that ``]]``,
+    so the next word lands after the link, not inside it."""
+    items = await complete(client, "Read [[proj", after="]] next")
+    first = next(i for i in items if i.label == "Project Plan")
+    assert applied(client, "Read [[proj]] next", first, typed=" ok") == (
+        "Read [[Project Plan]] ok next"
+    )
+    headings = await complete(client, "See [[Project Plan#mile", after="]]")
+    assert applied(client, "See [[Project Plan#mile]]", headings[0], typed=".") == (
+        "See [[Project Plan#Milestones]]."
+    )
+    # A single ']' is not a closed link: it stays.
+    items = await complete(client, "Read [[proj", after="] x")
+    first = next(i for i in items if i.label == "Project Plan")
+    assert applied(client, "Read [[proj] x", first) == "Read [[Project Plan]]] x"
 
 
 async def test_nothing_in_code_or_after_a_word(client: LanguageClient) -> None:

@@ -20,14 +20,14 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.client.conftest import ENV
+from tests.client.conftest import ENV, takes_refreshes
 
 ROOT = Path(tempfile.mkdtemp(prefix="lsp-memory-watching-"))
 FOLDERS = (ROOT / f"run-{n}" for n in itertools.count())
 
 
 @pytest_lsp.fixture(  # type: ignore[untyped-decorator]
-    params=["visual-studio-code", "neovim@v0.7"],
+    params=["visual-studio-code", "neovim@v0.7", "neovim@v0.11"],
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "lsp_memory", "serve"],
         server_env={**ENV, "LSP_MEMORY_STORE": str(ROOT / "store")},
@@ -40,6 +40,7 @@ async def client(
     vault.mkdir(parents=True)
     (vault / "first.md").write_text("# First note\n", encoding="utf-8")
     registered: list[str] = []
+    refreshed = takes_refreshes(lsp_client)
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)  # type: ignore[untyped-decorator]
     def accept(params: types.RegistrationParams) -> None:
@@ -58,6 +59,7 @@ async def client(
         await asyncio.sleep(0.05)
     lsp_client.vault = vault  # type: ignore[attr-defined]
     lsp_client.registered = registered  # type: ignore[attr-defined]
+    lsp_client.refreshed = refreshed  # type: ignore[attr-defined]
     yield lsp_client
     await lsp_client.shutdown_session()
     shutil.rmtree(vault, ignore_errors=True)
@@ -90,3 +92,74 @@ async def test_a_watching_editor_is_trusted_for_file_changes(client: LanguageCli
         )
     )
     assert await seen_within(client, "Unannounced zebrafish", 5.0)
+
+
+async def within(seconds: float, condition: Any) -> bool:
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+def open_text(client: LanguageClient, name: str, text: str) -> str:
+    vault: Path = client.vault  # type: ignore[attr-defined]
+    uri = (vault / name).as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
+        )
+    )
+    return uri
+
+
+async def test_a_note_created_clears_the_broken_link_warning_without_an_edit(
+    client: LanguageClient,
+) -> None:
+    """The "Create note" quick fix (or any other way) makes the note: the open document's
+    warning goes by itself, as soon as the server sees the file."""
+    uri = open_text(client, "plan.md", "See [[Zebra plan]] and [[First note]].\n")
+
+    def messages() -> list[str]:
+        return [d.message for d in client.diagnostics.get(uri, [])]
+
+    assert await within(10, lambda: messages() == ["Note not found: Zebra plan"]), messages()
+    note = client.vault / "Zebra plan.md"  # type: ignore[attr-defined]
+    note.write_text("# Zebra plan\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=note.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    # Told (VS Code) or found by the rescan every 2 s (Neovim 0.7).
+    assert await within(6, lambda: messages() == []), messages()
+
+
+async def test_lenses_and_hints_are_asked_for_again_when_the_memory_changes(
+    client: LanguageClient,
+) -> None:
+    """Lenses asked for before the first index sync ended got none: the server asks the
+    editor to ask again once it has, and whenever notes or records change — where the
+    editor takes that request (VS Code for lenses, Neovim 0.11 for hints; 0.7 neither)."""
+    refreshed: list[str] = client.refreshed  # type: ignore[attr-defined]
+    capabilities = client.capabilities or types.ClientCapabilities()
+    workspace = capabilities.workspace or types.WorkspaceClientCapabilities()
+    expected = []
+    if workspace.code_lens is not None and workspace.code_lens.refresh_support:
+        expected.append("code lenses")
+    if workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+        expected.append("inlay hints")
+    assert await within(5, lambda: set(refreshed) >= set(expected)), refreshed
+    assert sorted(set(refreshed)) == sorted(expected), refreshed
+    refreshed.clear()
+    note = client.vault / "second.md"  # type: ignore[attr-defined]
+    note.write_text("# Second note\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=note.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    assert await within(6, lambda: set(refreshed) >= set(expected)), refreshed
+    assert expected or refreshed == []

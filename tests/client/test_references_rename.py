@@ -25,7 +25,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from lsp_memory.services.interchange import import_records
 from lsp_memory.store.sqlite import STORE_FILE, open_store
-from tests.client.conftest import ENCODINGS, ENV, WORK
+from tests.client.conftest import ENCODINGS, ENV, WORK, takes_refreshes
 from tests.client.test_hover_definition import markdown, opened, position_of, units
 from tests.conftest import DATA, KB, USER, snapshot
 
@@ -52,6 +52,7 @@ async def start(
         import_records(store, KB.read_bytes(), user=USER, source="kb")
     shutil.copytree(DATA / "notes", folder / "vault")
     (folder / "vault" / "mentions.md").write_text(MENTIONS, encoding="utf-8")
+    takes_refreshes(lsp_client)
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,

@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import SERVER, VAULT, WORK, ready
+from tests.client.conftest import SERVER, VAULT, WORK, ready, takes_refreshes
 from tests.conftest import USER
 
 TEXT = "See @leaf_active_a001 today\n"
@@ -88,6 +88,7 @@ async def eager(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     def register(_params: types.RegistrationParams) -> None:
         """Accept the server's registrations, as VS Code does."""
 
+    takes_refreshes(lsp_client)
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),

@@ -26,7 +26,18 @@ if TYPE_CHECKING:
 BUILD = "lspMemory.buildContext"
 
 
+def refresh(ls: MemoryServer) -> None:
+    """The memory changed (or the first index sync ended: lenses asked before it got none):
+    ask the client for the lenses again, where it takes that request."""
+    workspace = ls.client_capabilities.workspace
+    lenses = workspace.code_lens if workspace is not None else None
+    if lenses is not None and lenses.refresh_support:
+        ls.ask(ls.workspace_code_lens_refresh_async(None), "workspace/codeLens/refresh")
+
+
 def register(server: MemoryServer) -> None:
+    server.on_memory_changed.append(refresh)
+
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(
         ls: MemoryServer, params: types.CodeLensParams

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
 
 _KINDS = {
-    "claim": types.CompletionItemKind.Text,
+    "claim": types.CompletionItemKind.Value,  # Text shows as a plain word ("abc")
     "context": types.CompletionItemKind.Folder,
     "entity": types.CompletionItemKind.Class,
     "tag": types.CompletionItemKind.Keyword,
@@ -60,9 +60,11 @@ def register(server: MemoryServer) -> None:
         ):
             return None
         found, incomplete = session.reads().completer().complete(typed)
+        # A ']]' the editor closed is replaced too: the cursor lands after the link.
+        end = column + 2 if typed.closed else column
         replace = types.Range(
             start=client_position(doc, at.line, typed.start),
-            end=client_position(doc, at.line, column),
+            end=client_position(doc, at.line, end),
         )
         return types.CompletionList(
             is_incomplete=incomplete, items=[_item(c, replace) for c in found]

@@ -290,6 +290,16 @@ def register(server: MemoryServer) -> None:
             previous.cancel()
         pending[uri] = asyncio.get_running_loop().create_task(later(ls, uri, delay))
 
+    def recheck(ls: MemoryServer) -> None:
+        """Notes or records changed (a note created by a quick fix, a claim added, another
+        process's write): check every open document again, but one whose own check is
+        already on its way."""
+        for uri in list(ls.workspace.text_documents):
+            if uri not in pending:
+                schedule(ls, uri, 0)
+
+    server.on_memory_changed.append(recheck)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MemoryServer, params: types.DidOpenTextDocumentParams) -> None:
         schedule(ls, params.text_document.uri, 0)

@@ -13,7 +13,18 @@ if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
 
 
+def refresh(ls: MemoryServer) -> None:
+    """The memory changed (a claim's statement or status may have): ask the client for the
+    hints again, where it takes that request."""
+    workspace = ls.client_capabilities.workspace
+    hints = workspace.inlay_hint if workspace is not None else None
+    if hints is not None and hints.refresh_support:
+        ls.ask(ls.workspace_inlay_hint_refresh_async(None), "workspace/inlayHint/refresh")
+
+
 def register(server: MemoryServer) -> None:
+    server.on_memory_changed.append(refresh)
+
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def hints(ls: MemoryServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         doc = open_document(ls.documents, params.text_document.uri)

@@ -154,8 +154,12 @@ async def _start(ls: MemoryServer, session: Session) -> None:
         params = types.LogMessageParams(type=types.MessageType.Info, message=message)
         loop.call_soon_threadsafe(ls.window_log_message, params)
 
+    def changed() -> None:
+        loop.call_soon_threadsafe(ls.memory_changed)
+
     session.on_error = failed
     session.on_info = told
+    session.on_changed = changed
     session.start_indexing(progress, finished)
 
 
