@@ -234,8 +234,12 @@ class Session:
             try:
                 with self._edits_lock:
                     edits, self._edits = self._edits, {}
+                # An open note's new text (a note made by a quick fix opens with its text;
+                # the file's own change then looks like nothing new) changes what others
+                # read too: its title resolves links, its headings are linked to.
                 if edits and keeper.index_buffers(edits) is not None:
                     self.generation += 1
+                    self._changed()
                 started = time.monotonic()
                 pause = max(SYNC_SECONDS, RESCAN_FACTOR * took)
                 if self._watched:

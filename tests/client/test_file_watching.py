@@ -137,6 +137,42 @@ async def test_a_note_created_clears_the_broken_link_warning_without_an_edit(
     assert await within(6, lambda: messages() == []), messages()
 
 
+async def test_a_note_created_and_opened_clears_the_warning(client: LanguageClient) -> None:
+    """As VS Code applies the "Create note" fix: the file is written and opened in the
+    editor with its text, then the watcher reports it. The open note's text is indexed
+    first, so the file's change brings nothing new; the warning goes all the same."""
+    uri = open_text(client, "plan.md", "See [[Heron plan]].\n")
+
+    def messages() -> list[str]:
+        return [d.message for d in client.diagnostics.get(uri, [])]
+
+    assert await within(10, lambda: messages() == ["Note not found: Heron plan"]), messages()
+    note = client.vault / "Heron plan.md"  # type: ignore[attr-defined]
+    note.write_text("# Heron plan\n", encoding="utf-8")
+    open_text(client, note.name, "# Heron plan\n")
+    assert await within(3, lambda: messages() == []), messages()
+
+
+async def test_a_change_elsewhere_publishes_nothing_new(client: LanguageClient) -> None:
+    """Checked again because another note appeared, a document whose problems are the same
+    gets no new publication (editors redraw their problems list on each)."""
+    uri = open_text(client, "plan.md", "See [[Egret plan]].\n")
+    assert await within(10, lambda: bool(client.diagnostics.get(uri))), client.diagnostics
+    first = client.diagnostics[uri]
+    other = open_text(client, "other.md", "See [[Ibis plan]].\n")
+    assert await within(10, lambda: bool(client.diagnostics.get(other))), client.diagnostics
+    note = client.vault / "Ibis plan.md"  # type: ignore[attr-defined]
+    note.write_text("# Ibis plan\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=note.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    assert await within(6, lambda: len(client.diagnostics[other]) == 0), client.diagnostics
+    await asyncio.sleep(0.5)
+    assert client.diagnostics[uri] is first
+
+
 async def test_lenses_and_hints_are_asked_for_again_when_the_memory_changes(
     client: LanguageClient,
 ) -> None:

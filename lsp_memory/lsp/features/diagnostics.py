@@ -245,8 +245,12 @@ def _actions(
 def register(server: MemoryServer) -> None:
     pending: dict[str, asyncio.Task[None]] = {}
     checked: dict[str, tuple[int | None, list[Finding]]] = {}  # uri → version, findings
+    # uri → version, what was published: checked again for a change elsewhere with nothing
+    # new for it, nothing is sent (an editor redraws its problems list on each publish, and
+    # the redraw loses the list's focus and selection).
+    published: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
 
-    async def publish(ls: MemoryServer, session: Session, uri: str) -> None:
+    async def publish(ls: MemoryServer, session: Session, uri: str, again: bool) -> None:
         doc = open_document(ls.documents, uri)
         if doc is None:
             return
@@ -263,11 +267,14 @@ def register(server: MemoryServer) -> None:
         columns, tags = _Columns(doc), _supports_deprecated(ls)
         diagnostics = [_diagnostic(f, columns, tags) for f in findings]
         diagnostics += _note_problems(warnings)
+        if again and published.get(uri) == (doc.version, diagnostics):
+            return
+        published[uri] = (doc.version, diagnostics)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )
 
-    async def later(ls: MemoryServer, uri: str, delay: float) -> None:
+    async def later(ls: MemoryServer, uri: str, delay: float, again: bool) -> None:
         try:
             await asyncio.sleep(delay)
             session = ls.session
@@ -279,16 +286,16 @@ def register(server: MemoryServer) -> None:
                 session = ls.session
             if session is not None:
                 _edited(ls, session, uri)
-                await publish(ls, session, uri)
+                await publish(ls, session, uri, again)
         finally:
             if pending.get(uri) is asyncio.current_task():
                 del pending[uri]
 
-    def schedule(ls: MemoryServer, uri: str, delay: float) -> None:
+    def schedule(ls: MemoryServer, uri: str, delay: float, *, again: bool = False) -> None:
         previous = pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
-        pending[uri] = asyncio.get_running_loop().create_task(later(ls, uri, delay))
+        pending[uri] = asyncio.get_running_loop().create_task(later(ls, uri, delay, again))
 
     def recheck(ls: MemoryServer) -> None:
         """Notes or records changed (a note created by a quick fix, a claim added, another
@@ -296,7 +303,7 @@ def register(server: MemoryServer) -> None:
         already on its way."""
         for uri in list(ls.workspace.text_documents):
             if uri not in pending:
-                schedule(ls, uri, 0)
+                schedule(ls, uri, 0, again=True)
 
     server.on_memory_changed.append(recheck)
 
@@ -319,6 +326,7 @@ def register(server: MemoryServer) -> None:
         if previous is not None:
             previous.cancel()
         checked.pop(uri, None)
+        published.pop(uri, None)
         path = to_fs_path(uri)
         if ls.session is not None and path is not None:
             ls.session.note_edited(Path(path), None)  # the file is the truth again
