@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_STORE := build/demo-store
 
-.PHONY: demo test lint typecheck unit bench clean vscode
+.PHONY: demo test lint typecheck unit bench clean vscode vscode-real screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,11 +36,22 @@ typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 unit: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --ignore=tests/vscode   # those run in `make vscode-real`
 
 ## vscode: the VS Code extension: lint, type-check, tests (also against the server), editors/vscode/lsp-memory-<version>.vsix
 vscode: $(VENV)/.installed-run
 	LSP_MEMORY_SERVER=$(CURDIR)/$(BIN)/lsp-memory LSP_MEMORY_REQUIRE_SERVER=1 editors/vscode/ci.sh
+
+## vscode-real: the extension inside a real VS Code (code-server), driven through Chromium;
+## installs what is missing (tests/vscode/install.sh); needs `make vscode`'s .vsix
+vscode-real: $(VENV)/.installed-test
+	tests/vscode/install.sh
+	LSP_MEMORY_REQUIRE_VSCODE=1 $(BIN)/python -m pytest tests/vscode -q
+
+## screenshots: the README's VS Code pictures (docs/images/vscode-*.png), by the same test
+screenshots: $(VENV)/.installed-test
+	tests/vscode/install.sh
+	LSP_MEMORY_REQUIRE_VSCODE=1 LSP_MEMORY_SCREENSHOTS=docs/images $(BIN)/python -m pytest tests/vscode -q
 
 ## bench: the foundation benchmark (slow; see docs/benchmarks.md)
 bench: $(VENV)/.installed-test

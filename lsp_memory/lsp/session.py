@@ -70,7 +70,8 @@ class Session:
         self.on_error: Callable[[str], None] | None = None  # reports a failed background sync
         self.on_info: Callable[[str], None] | None = None  # reports a background consolidation
         # What requests read has changed: the first sync ended, a later one indexed changed
-        # notes or records, a consolidation changed claims (called on the indexing thread).
+        # notes or records (or an open note's new text), embeddings were added, a
+        # consolidation changed claims (called on the indexing thread).
         self.on_changed: Callable[[], None] | None = None
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
@@ -264,6 +265,7 @@ class Session:
                     stop=lambda: self._wake.is_set() or self._stop.is_set()
                 ):
                     self.generation += 1
+                    self._changed()  # searches by meaning find more: code lenses change
                 if keeper.text.writable and self._consolidation_due():
                     self._consolidate()
             except Exception as error:

@@ -22,6 +22,7 @@ import {
   type ReviewOutcome,
   type SearchHit,
 } from "./protocol";
+import { ContextDocuments } from "./contextview";
 import { NotRunning, describe, type ServerManager } from "./server";
 
 /** The extension's commands (package.json contributes them). */
@@ -86,14 +87,37 @@ const KIND_ICONS: Record<string, string> = {
 export function searchItems(hits: readonly SearchHit[]): SearchItem[] {
   return hits.map((hit) => {
     const status = hit.status && hit.status !== "active" ? ` · ${hit.status}` : "";
+    const snippet = oneLine(hit.snippet);
     return {
-      label: `${KIND_ICONS[hit.kind] ?? "$(symbol-misc)"} ${hit.title || hit.reference}`,
+      label: `${KIND_ICONS[hit.kind] ?? "$(symbol-misc)"} ${unsorted(hit.title || hit.reference)}`,
       description: `${hit.reference}${status}`,
-      detail: hit.snippet || undefined,
+      detail: snippet || undefined,
       alwaysShow: true,
       hit,
     };
   });
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** A label the quick pick's filter never matches, so that it keeps the server's ranking.
+ * VS Code sorts the items whose label matches the typed words first, and extensions cannot
+ * turn that off (`sortByLabel` is a proposed API, microsoft/vscode#73904): typing
+ * "postgres" put a claim about PostgreSQL above the better-ranked hits. A zero-width space
+ * between the characters (between graphemes: an accent stays on its letter) breaks the match
+ * and shows nothing. */
+export function unsorted(label: string): string {
+  return Array.from(graphemes.segment(label), (part) => part.segment).join("\u200b");
+}
+
+/** A snippet on one line: a quick pick shows each line break as "⏎". */
+export function oneLine(text: string): string {
+  return text
+    .split(/\s*[\r\n]+\s*/)
+    .filter((part) => part !== "")
+    .join(" · ")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /**
@@ -179,12 +203,14 @@ export class Commands {
   constructor(
     private readonly server: ServerManager,
     private readonly written: (delayMs?: number) => void = () => undefined,
+    private readonly contexts: ContextDocuments = new ContextDocuments(),
   ) {}
 
   register(): vscode.Disposable[] {
     const add = (id: string, run: () => Promise<void>) =>
       vscode.commands.registerCommand(id, () => run().catch((error: unknown) => this.report(error)));
     return [
+      ...this.contexts.register(),
       add(COMMANDS.showContext, () => this.buildContext()),
       add(COMMANDS.searchMemory, () => this.search()),
       add(COMMANDS.remember, () => this.rememberSelection()),
@@ -203,13 +229,12 @@ export class Commands {
   async buildContext(): Promise<void> {
     const editor = this.servedEditor("build its context block");
     if (editor === undefined) return;
-    const result = await this.server.execute<unknown>(SERVER_COMMANDS.buildContext, [
-      this.server.uri(editor.document.uri),
-    ]);
+    const uri = this.server.uri(editor.document.uri);
+    const result = await this.server.execute<unknown>(SERVER_COMMANDS.buildContext, [uri]);
     if (!isContextBlock(result)) {
       throw new Error("the server's answer to lspMemory.buildContext is not a context block");
     }
-    await showContextBlock(result);
+    await showContextBlock(result, this.contexts, uri);
   }
 
   /** A quick pick over the hybrid search, as the user types; the chosen reference is
@@ -308,7 +333,8 @@ export class Commands {
       this.written();
     }
     if (command === SERVER_COMMANDS.buildContext && isContextBlock(result)) {
-      await showContextBlock(result);
+      const source = typeof args[0] === "string" ? args[0] : undefined;
+      await showContextBlock(result, this.contexts, source);
     } else if (command === SERVER_COMMANDS.rememberSelection && isRemembered(result)) {
       await showRemembered(result, args[2] === true);
     }
@@ -343,15 +369,17 @@ export class Commands {
   }
 }
 
-/** Opens a context block's Markdown in a new document beside the editor and offers to copy
- * it, with its size, what was left out and its warnings. */
-export async function showContextBlock(block: ContextBlock): Promise<void> {
+/** Shows a context block's Markdown beside the editor, in the read-only document of its
+ * source (`source`: the document's URI), and offers to copy it, with its size, what was left
+ * out and its warnings. */
+export async function showContextBlock(
+  block: ContextBlock,
+  contexts: ContextDocuments,
+  source?: string,
+): Promise<void> {
   const { message, warning } = contextSummary(block);
   if (block.markdown.trim() !== "") {
-    const document = await vscode.workspace.openTextDocument({
-      language: "markdown",
-      content: block.markdown,
-    });
+    const document = await contexts.open(source, block.markdown);
     await vscode.window.showTextDocument(document, {
       viewColumn: vscode.ViewColumn.Beside,
       preview: false,

@@ -17,10 +17,13 @@ import {
   rememberArguments,
   rememberedMessage,
   reviewItems,
+  oneLine,
   searchItems,
   showContextBlock,
+  unsorted,
   SEARCH_DELAY_MS,
 } from "../src/commands";
+import { CONTEXT_SCHEME, ContextDocuments, contextUri } from "../src/contextview";
 import { SERVER_COMMANDS, type ContextBlock, type ReviewItem, type SearchHit } from "../src/protocol";
 import { NotRunning, type ServerManager } from "../src/server";
 import { Position, Selection, TextEditor, makeDocument, reset, state } from "./vscode";
@@ -64,9 +67,11 @@ function fakeServer(answers: Record<string, unknown> = {}) {
     uri: (uri: { toString(): string }) => uri.toString(),
     output: { show: vi.fn() },
   };
+  const contexts = new ContextDocuments();
+  contexts.register();
   return {
     server,
-    commands: new Commands(server as unknown as ServerManager, written),
+    commands: new Commands(server as unknown as ServerManager, written, contexts),
     execute,
     restart,
     written,
@@ -102,13 +107,16 @@ describe("the context block", () => {
     );
   });
 
-  test("opens as a new Markdown document beside the editor; Copy puts it on the clipboard", async () => {
+  test("opens as a read-only Markdown document beside the editor; Copy puts it on the clipboard", async () => {
+    const contexts = new ContextDocuments();
+    contexts.register();
     state.answers.push(COPY);
-    await showContextBlock(block);
+    await showContextBlock(block, contexts, "file:///notes/prompt.md");
     expect(state.opened).toHaveLength(1);
     const { document, options } = state.opened[0]!;
     expect(document.languageId).toBe("markdown");
-    expect(document.uri.scheme).toBe("untitled");
+    expect(document.uri.scheme).toBe(CONTEXT_SCHEME);
+    expect(document.uri.path).toBe("/prompt (context).md");
     expect(document.getText()).toBe(block.markdown);
     expect(options).toEqual({ viewColumn: -2, preview: false, preserveFocus: true });
     expect(state.shown).toEqual([
@@ -118,12 +126,32 @@ describe("the context block", () => {
   });
 
   test("warnings show as a warning message; an empty block opens nothing", async () => {
-    await showContextBlock({ ...block, warnings: ["w"] });
+    const contexts = new ContextDocuments();
+    contexts.register();
+    await showContextBlock({ ...block, warnings: ["w"] }, contexts);
     expect(state.shown[0]!.level).toBe("warning");
     expect(state.clipboard).toBe("");
-    await showContextBlock({ ...block, markdown: "", tokens: 0 });
+    await showContextBlock({ ...block, markdown: "", tokens: 0 }, contexts);
     expect(state.opened).toHaveLength(1);
     expect(state.shown[1]!.actions).toEqual([]);
+  });
+
+  test("one document per source: building again shows the new block in it", async () => {
+    const contexts = new ContextDocuments();
+    contexts.register();
+    const changed: string[] = [];
+    contexts.onDidChange((uri) => changed.push(uri.toString()));
+    const first = await contexts.open("file:///notes/prompt.md", "one");
+    const again = await contexts.open("file:///notes/prompt.md", "two");
+    const other = await contexts.open("file:///other/prompt.md", "three");
+    expect(again.uri.toString()).toBe(first.uri.toString());
+    expect(again.getText()).toBe("two");
+    expect(changed).toEqual([first.uri.toString(), first.uri.toString(), other.uri.toString()]);
+    expect(other.uri.toString()).not.toBe(first.uri.toString());
+    expect(other.uri.path).toBe(first.uri.path);
+    expect(contextUri("untitled:Untitled-1").path).toBe("/Untitled-1 (context).md");
+    expect(contextUri(undefined).path).toBe("/context.md");
+    expect(contextUri("file:///notes/My%20Plan.markdown").path).toBe("/My Plan (context).md");
   });
 
   test("Build context runs lspMemory.buildContext on the active document", async () => {
@@ -173,16 +201,15 @@ describe("search", () => {
       hit("@project_alpha", "context"),
       hit("@x", "something-new"),
     ]);
+    const plain = (label: string) => label.replace(/\u200b/g, "");
     expect(items[0]).toMatchObject({
-      label: "$(comment) title of @prefer_morning_a3f2",
       description: "@prefer_morning_a3f2",
       detail: "snippet of @prefer_morning_a3f2",
       alwaysShow: true,
     });
-    expect(items[1]).toMatchObject({
-      label: "$(note) Project Alpha Kickoff",
-      description: "[[Project Alpha Kickoff]]",
-    });
+    expect(plain(items[0]!.label)).toBe("$(comment) title of @prefer_morning_a3f2");
+    expect(items[1]).toMatchObject({ description: "[[Project Alpha Kickoff]]" });
+    expect(plain(items[1]!.label)).toBe("$(note) Project Alpha Kickoff");
     expect(items[1]!.detail).toBeUndefined();
     expect(items[2]!.description).toBe("@old_claim_1234 · archived");
     expect(items.slice(3).map((item) => item.label.split(" ")[0])).toEqual([
@@ -192,6 +219,15 @@ describe("search", () => {
     ]);
     expect(items.every((item) => item.alwaysShow)).toBe(true);
     expect(items[0]!.hit.reference).toBe("@prefer_morning_a3f2");
+  });
+
+  test("labels the quick pick cannot match (it would reorder them); snippets on one line", () => {
+    expect(unsorted("Pé 🚀")).toBe("P\u200bé\u200b \u200b🚀");
+    expect(unsorted("Cafe\u0301")).toBe("C\u200ba\u200bf\u200be\u0301");
+    expect(unsorted("")).toBe("");
+    expect(oneLine("goal\nhealth\n\n  sleep  routine\r\n")).toBe("goal · health · sleep routine");
+    expect(searchItems([hit("@a", "claim", { snippet: "x\ny" })])[0]!.detail).toBe("x · y");
+    expect(searchItems([hit("@a", "claim", { snippet: " \n " })])[0]!.detail).toBeUndefined();
   });
 
   test("insertion takes over an @ or [[ typed before the cursor", () => {

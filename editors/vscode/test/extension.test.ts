@@ -105,25 +105,6 @@ test("a workspace folder added with lsp-memory.toml starts it", async () => {
   expect(starts()).toBe(1);
 });
 
-test("an untrusted workspace's lsp-memory.toml starts nothing until trust is granted", async () => {
-  const notes = folder("ext-untrusted", { "lsp-memory.toml": "" });
-  reset();
-  state.trusted = false;
-  const trustedLater = () => {
-    state.trusted = true;
-    state.trustEmitter.fire(undefined);
-  };
-  Object.assign(state.configuration, { "lspMemory.serverCommand": [MISSING, "serve"] });
-  state.workspaceFolders = [{ uri: Uri.file(notes), name: "ext-untrusted", index: 0 }];
-  activate({ subscriptions: [], extensionUri: Uri.file(__dirname) } as never);
-  await startsReach(0);
-  expect(starts()).toBe(0);
-  expect(output()).toContain("is not used in an untrusted workspace");
-  trustedLater();
-  await startsReach(1);
-  expect(starts()).toBe(1);
-});
-
 test("the served context key follows the active editor (the context menu's entries)", async () => {
   const notes = folder("ext-served", { "lsp-memory.toml": "" });
   const code = folder("ext-not-served", {});

@@ -12,13 +12,11 @@
 
 import { execFileSync } from "node:child_process";
 import {
-  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
-  readdirSync,
   realpathSync,
   rmSync,
   writeFileSync,
@@ -253,29 +251,6 @@ describe.skipIf(!HAVE_SERVER)("against lsp-memory serve", () => {
     expect(state.statusMessages.at(-1)).toBe("lsp-memory: reindexing the store and the vaults…");
   }, 60_000);
 
-  test("the status item shows the server's counts", async (context) => {
-    await until("the index", ready);
-    if (api.server.announces("lspMemory.status") !== true) {
-      context.skip("the server does not have lspMemory.status yet: the item shows the index report instead");
-    }
-    await until("the counts", () => /^lsp-memory: [\d,]+ claims?$/.test(statusItem().text), 10_000);
-    // The same store through the command line (without the vault: its notes are not counted).
-    const cli = JSON.parse(
-      execFileSync(SERVER, ["--store", path.join(root, "store"), "--user", "tester", "status", "--json"], {
-        encoding: "utf8",
-      }),
-    ) as { claims: { total: number } };
-    expect(statusItem().text).toBe(`lsp-memory: ${cli.claims.total.toLocaleString("en")} claims`);
-    const notesInVault = readdirSync(notes, { recursive: true }).filter((name) =>
-      String(name).endsWith(".md"),
-    );
-    expect(statusItem().detail).toMatch(
-      new RegExp(`^${notesInVault.length} notes · [\\d,]+ embedded, [\\d,]+ pending`),
-    );
-    expect(statusItem().severity).toBe(LanguageStatusSeverity.Information);
-    expect(errors()).toEqual([]);
-  }, 60_000);
-
   test("a server that keeps crashing is restarted three times, then stopped with one message", async () => {
     await until("the index", ready);
     for (let crash = 1; crash <= 4; crash++) {
@@ -383,41 +358,6 @@ describe("a missing or broken server", () => {
     expect(statusItem().severity).toBe(LanguageStatusSeverity.Error);
     expect(statusItem().command).toEqual({ title: "Restart", command: COMMANDS.restartServer });
     expect(api.server.client).toBeUndefined();
-  });
-
-  test("How to install opens the bundled README", async () => {
-    start({ "lspMemory.serverPath": "/nonexistent/bin/lsp-memory" });
-    state.answers.push(ACTIONS.install);
-    await until(
-      "the guide",
-      () => state.executed.some((run) => run.command === "markdown.showPreview"),
-      10_000,
-    );
-    const opened = state.executed.find((run) => run.command === "markdown.showPreview")!;
-    expect(String(opened.args[0])).toBe(Uri.file(path.resolve(__dirname, "../README.md")).toString());
-    expect(errors()).toHaveLength(1);
-  });
-
-  test("dying on start: one message with its last stderr line; not restarted", async () => {
-    const script = path.join(root, "broken-lsp-memory");
-    writeFileSync(
-      script,
-      '#!/bin/sh\necho "Traceback (most recent call last):" >&2\necho "ModuleNotFoundError: No module named \'lsp_memory\'" >&2\nexit 1\n',
-    );
-    chmodSync(script, 0o755);
-    start({ "lspMemory.serverPath": script });
-    await until("the message", () => errors().length > 0, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(errors()).toEqual([
-      {
-        level: "error",
-        message:
-          "lsp-memory: the language server failed to start: ModuleNotFoundError: No module named 'lsp_memory'",
-        actions: [ACTIONS.output, ACTIONS.install, ACTIONS.retry],
-      },
-    ]);
-    expect(statusItem().text).toBe("lsp-memory: stopped");
-    expect(output().match(/starting the language server/g)).toHaveLength(1);
   });
 
   test("a fixed setting restarts by itself", async () => {

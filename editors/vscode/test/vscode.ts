@@ -570,6 +570,8 @@ interface State {
   configurationEmitter: EventEmitter<{ affectsConfiguration(section: string): boolean }>;
   workspaceFolders: { uri: Uri; name: string; index: number }[] | undefined;
   applied: WorkspaceEdit[];
+  /** Text document content providers, by scheme. */
+  providers: Map<string, { provideTextDocumentContent(uri: Uri): string }>;
 }
 
 function fresh(): State {
@@ -596,6 +598,7 @@ function fresh(): State {
     configurationEmitter: new EventEmitter(),
     workspaceFolders: undefined,
     applied: [],
+    providers: new Map(),
   };
 }
 
@@ -718,7 +721,17 @@ export const workspace = {
     state.configurationEmitter.event(listener, thisArg, disposables)) as Event<{
     affectsConfiguration(section: string): boolean;
   }>,
-  openTextDocument(options: { language?: string; content?: string }): Promise<TextDocument> {
+  /** A document of a registered scheme (its provider's content; Markdown for a `.md` path),
+   * or a new untitled one. */
+  openTextDocument(options: Uri | { language?: string; content?: string }): Promise<TextDocument> {
+    if (options instanceof Uri) {
+      const provider = state.providers.get(options.scheme);
+      if (provider === undefined) return Promise.reject(new Error(`no provider for ${options.scheme}`));
+      const language = options.path.endsWith(".md") ? "markdown" : "plaintext";
+      return Promise.resolve(
+        new TextDocument(options, language, provider.provideTextDocumentContent(options)),
+      );
+    }
     untitled++;
     return Promise.resolve(
       new TextDocument(
@@ -748,6 +761,13 @@ export const workspace = {
   applyEdit(edit: WorkspaceEdit): Promise<boolean> {
     state.applied.push(edit);
     return Promise.resolve(true);
+  },
+  registerTextDocumentContentProvider(
+    scheme: string,
+    provider: { provideTextDocumentContent(uri: Uri): string },
+  ): Disposable {
+    state.providers.set(scheme, provider);
+    return new Disposable(() => state.providers.delete(scheme));
   },
 };
 
@@ -843,6 +863,9 @@ export const languages = {
     })
       ? 10
       : 0;
+  },
+  setTextDocumentLanguage(document: TextDocument, language: string): Promise<TextDocument> {
+    return Promise.resolve(new TextDocument(document.uri, language, document.text));
   },
   createLanguageStatusItem(id: string, selector: unknown): FakeLanguageStatusItem {
     const item = new FakeLanguageStatusItem(id, selector);
