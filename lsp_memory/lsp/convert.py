@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,15 +14,12 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
+from lsp_memory.lsp.documents import lsp_lines
 from lsp_memory.services.references import Document
 
 if TYPE_CHECKING:
     from lsp_memory.model import Reference
     from lsp_memory.services.references import Place
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-"""A line and its break, or the last line without one."""
 
 
 def open_document(documents: Mapping[str, TextDocument], uri: str) -> TextDocument | None:
@@ -159,7 +155,7 @@ class Places:
     def position(self, document: Document, offset: int) -> types.Position:
         found = self._lines.get(id(document))
         if found is None:
-            lines = _LINE.findall(document.text)
+            lines = lsp_lines(document.text)
             starts = [0]
             for text in lines:
                 starts.append(starts[-1] + len(text))

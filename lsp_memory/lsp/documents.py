@@ -1,4 +1,11 @@
-"""The open documents the server reads: the editor's buffers up to a size limit.
+"""The open documents the server reads: the editor's buffers, split into lines as the
+editor splits them, up to a size limit.
+
+Lines end at ``\n``, ``\r\n`` and ``\r`` only, as LSP says. pygls splits with
+``str.splitlines``, which also breaks at U+2028, U+2029, U+0085, ``\v``, ``\f`` and
+``\x1c``–``\x1e``: after one of those every position on its line pointed elsewhere, and an
+editor's incremental change landed in the wrong place of the server's copy. ``LspWorkspace``
+makes every document an ``LspDocument``, whose lines are LSP's (and split once per text).
 
 A document above ``max_document_bytes`` is kept by pygls (the editor's changes still apply
 to it) but no request reads it: no references, diagnostics, links, hints or code lens, and
@@ -9,9 +16,73 @@ document, why it gets nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from pygls.workspace import TextDocument
+from pygls.workspace import Workspace as PyglsWorkspace
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""A line and its break, or the last line without one."""
+
+
+_NOT_LSP_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Where ``str.splitlines`` breaks a line and LSP does not."""
+
+
+def lsp_lines(text: str) -> list[str]:
+    """``text``'s lines with their breaks, at LSP's line breaks only: ``str.splitlines``
+    when it splits the same (2 MB: 4 ms with the checks, the expression 12 ms)."""
+    if not any(char in text for char in _NOT_LSP_BREAKS):
+        return text.splitlines(True)
+    return _LINE.findall(text)
+
+
+class LspDocument(TextDocument):
+    """A pygls document whose lines are LSP's, split once per text (pygls splits the whole
+    text again for every position it converts)."""
+
+    _split: tuple[str, tuple[str, ...]] | None = None
+
+    @property
+    def lines(self) -> Sequence[str]:
+        source = self.source
+        split = self._split
+        if split is None or split[0] is not source:
+            split = self._split = (source, tuple(lsp_lines(source)))
+        return split[1]
+
+
+class LspWorkspace(PyglsWorkspace):
+    """pygls's workspace, its documents ``LspDocument``s."""
+
+    def _create_text_document(
+        self,
+        doc_uri: str,
+        source: str | None = None,
+        version: int | None = None,
+        language_id: str | None = None,
+    ) -> TextDocument:
+        return LspDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self.position_codec,
+        )
+
+    @classmethod
+    def like(cls, other: PyglsWorkspace) -> LspWorkspace:
+        """A workspace made as ``other`` was (pygls makes its own at ``initialize``)."""
+        given: Any = other
+        return cls(
+            other.root_uri,
+            given._sync_kind,
+            list(other.folders.values()),
+            other.position_encoding,
+        )
 
 
 def over(text: str, limit: int) -> bool:

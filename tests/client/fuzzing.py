@@ -222,14 +222,15 @@ small_text = weighted(
 texts = weighted((small_text, 30), (huge_text(), 1))
 
 
-# Characters str.splitlines breaks at and LSP does not (see lsp_lines).
+# Characters str.splitlines breaks at and LSP does not (see lsp_lines): within a line.
 NOT_LSP_BREAKS = frozenset("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-# Text around a reference that hides nothing: words, LSP line breaks and odd Unicode, but no
-# markup (code spans, links), no surrogates (a UTF-8 client cannot hold one) and none of
-# NOT_LSP_BREAKS (test_fuzz.py, the strict xfail about U+2028). Let them in once fixed.
+# Text around a reference that hides nothing: words, LSP line breaks, the characters that
+# are not (NOT_LSP_BREAKS) and odd Unicode, but no markup (code spans, links) and no
+# surrogates (a UTF-8 client cannot hold one).
 prose = st.lists(
     st.one_of(
         st.sampled_from(("word", "Leaf", "x", " ", "  ", "\t", *LSP_LINE_BREAK)),
+        st.sampled_from(sorted(NOT_LSP_BREAKS)),
         st.sampled_from(
             [odd for odd in ODD if not (set(odd) & NOT_LSP_BREAKS) and odd.isprintable()]
         ),

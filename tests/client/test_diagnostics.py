@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
+from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import VAULT, WORK, utf8
+from tests.client.conftest import SERVER, VAULT, WORK, ready, utf8
 
 Diagnostics = Sequence[types.Diagnostic]
 
@@ -214,6 +216,42 @@ async def _create_by_command(
         assert not (WORK / "escaped.md").exists()
     finally:
         target.unlink(missing_ok=True)
+
+
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
+async def no_create(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    """VS Code's capabilities without file creation in edits (as eglot or Helix), but
+    with ``window/showDocument`` (the test client keeps what it is asked to show)."""
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.workspace is not None and capabilities.workspace.workspace_edit
+    capabilities.workspace.workspace_edit.resource_operations = [types.ResourceOperationKind.Rename]
+
+    # lsprotocol reads any action with a "command" member as a bare Command (its hook for
+    # Command | CodeAction), the server's CodeAction that runs lspMemory.createNote too.
+    def action_or_command(data: Any, _: type) -> types.Command | types.CodeAction:
+        if isinstance(data.get("command"), str):
+            return converter.structure(data, types.Command)
+        return converter.structure(data, types.CodeAction)
+
+    converter = lsp_client.protocol._converter
+    converter.register_structure_hook(types.Command | types.CodeAction, action_or_command)
+    await ready(lsp_client, capabilities)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_without_file_creation_the_fix_is_a_command_that_opens_the_note(
+    no_create: LanguageClient,
+) -> None:
+    uri = open_text(no_create, "create-by-command.md", DOCUMENT)
+    diagnostic = at(await wait_for(no_create, uri), 1, 5)
+    target = (VAULT / "Missing Target.md").as_uri()
+    await _create_by_command(no_create, await actions(no_create, uri, diagnostic), diagnostic)
+    for _ in range(100):
+        if no_create.shown_documents:
+            break
+        await asyncio.sleep(0.02)
+    assert [(d.uri, d.take_focus) for d in no_create.shown_documents] == [(target, True)]
 
 
 async def test_no_actions_outside_diagnostics_or_for_other_kinds(client: LanguageClient) -> None:

@@ -576,16 +576,32 @@ def test_an_object_inside_params_is_not_a_message(server: Server) -> None:
     alive(server, "after an object shaped like a message inside the params")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pygls splits a document's lines with str.splitlines, which also breaks at "
-    "U+2028, U+2029, U+0085, \\v, \\f and \\x1c-\\x1e; LSP clients break only at \\n, "
-    "\\r\\n and \\r, so every position after such a character points elsewhere",
-)
 def test_a_line_separator_that_lsp_does_not_count_keeps_positions(server: Server) -> None:
     """U+2028 is not a line break for an LSP client: a hover after it on the same line finds
-    the reference there."""
+    the reference there (pygls splits lines with str.splitlines, which breaks there too)."""
     assert hover_at_reference(server, "a\u2028 ", "") is not None
+
+
+def test_an_edit_after_a_line_separator_lands_where_the_editor_made_it(server: Server) -> None:
+    """An incremental change on a line holding U+2029 and a form feed goes where the editor
+    put it: the server's copy of the document stays the editor's."""
+    uri = (WORK / f"separators-{next(_serial)}.md").as_uri()
+    text = "one\u2029two\x0c \nend\n"
+    item = {"uri": uri, "languageId": "markdown", "version": 1, "text": text}
+    server.notify("textDocument/didOpen", {"textDocument": item})
+    at = client_position(text, text.index("\n"))  # line 0, at its end
+    change = {"range": {"start": at, "end": at}, "text": KNOWN}
+    server.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
+    )
+    edited = text.replace(" \n", " " + KNOWN + "\n")
+    inside = client_position(edited, edited.index(KNOWN) + 2)
+    where = {"textDocument": {"uri": uri}, "position": inside}
+    answer = well_formed(server.response(server.request("textDocument/hover", where)))
+    server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert answer.get("result") is not None, answer
+    assert "PostgreSQL 16" in answer["result"]["contents"]["value"]
 
 
 def test_an_unknown_method_without_params_is_not_found(server: Server) -> None:

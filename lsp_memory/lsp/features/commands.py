@@ -214,6 +214,11 @@ def register(server: MemoryServer) -> None:
             raise UserError(f"{uri}: a note is a .md or .markdown file")
         resolved = create_note_file(path, content, session.config.vaults)
         session.poke(files=True)
+        window = ls.client_capabilities.window
+        shown = window.show_document if window is not None else None
+        if shown is not None and shown.support:  # open it, as the edit's CreateFile would
+            opened = types.ShowDocumentParams(uri=resolved.as_uri(), take_focus=True)
+            cast("MemoryServer", ls).ask(ls.window_show_document_async(opened), "showDocument")
         return {"path": str(resolved), "uri": resolved.as_uri(), "created": True}
 
     @command("lspMemory.review")

@@ -7,6 +7,7 @@ vaults; the first index sync in the background with ``$/progress``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import uuid
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from lsp_memory.lsp.documents import LspWorkspace
 from lsp_memory.lsp.session import Session
 
 SECTION = "lspMemory"
@@ -54,6 +56,8 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
+        # Before any document opens: documents split into lines as LSP says (see documents).
+        ls.protocol._workspace = LspWorkspace.like(ls.workspace)
         ls.session = Session.from_client(
             _options(params.initialization_options),
             _folders(params),
@@ -155,7 +159,8 @@ async def _start(ls: MemoryServer, session: Session) -> None:
         loop.call_soon_threadsafe(ls.window_log_message, params)
 
     def changed() -> None:
-        loop.call_soon_threadsafe(ls.memory_changed)
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the server stops
+            loop.call_soon_threadsafe(ls.memory_changed)
 
     session.on_error = failed
     session.on_info = told
