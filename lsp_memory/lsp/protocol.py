@@ -16,6 +16,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol
 
+from lsp_memory.lsp.framing import answer
+
 _REJECTED = object()
 """What a message that could not be read becomes once it has been answered."""
 
@@ -50,8 +52,7 @@ def answer_parse_error(protocol: LanguageServerProtocol, error: Exception) -> bo
     it was one."""
     if not isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
         return False
-    error_object = {"code": JsonRpcParseError.CODE, "message": f"Parse error: {error}"[:500]}
-    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error_object})  # id: null
+    answer(protocol, None, JsonRpcParseError.CODE, f"Parse error: {error}")
     return True
 
 

@@ -5,32 +5,20 @@ next ``index`` ends with every document embedded (real model, ``App`` on ``tmp_p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lsp_memory.app import App
-from lsp_memory.config import Config
 from lsp_memory.services.interchange import import_records
 from lsp_memory.store.catalog import Entry
 from tests.conftest import KB, USER
+from tests.store.test_search import make_app
 
 
 class Crash(BaseException):
     """The process dying: nothing catches it."""
-
-
-def make_app(folder: Path) -> App:
-    config = replace(
-        Config(),
-        store=folder / "store",
-        cache=folder / "cache",
-        user=USER,
-        vaults=(Path(__file__).parents[1] / "data" / "notes",),
-    )
-    return App(config)
 
 
 @pytest.fixture
