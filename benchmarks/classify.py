@@ -4,7 +4,7 @@ over-fits), and statements per second on one core (median of 5 runs). Targets: â
 accuracy, â‰¥ 500 statements/s.
 
 - ``--train`` refits the built-in model on the train split and writes
-  ``lsp_memory/services/data/classifier.json`` (the held-out split is never read for it).
+  ``lsp_memory/services/memory/data/classifier.json`` (the held-out split is never read for it).
 - ``--cv K`` reports K-fold cross-validated accuracy on the train split only: what to tune on.
 
 Run: ``.venv/bin/python benchmarks/classify.py [--train] [--cv 5] [--json]``.
@@ -27,7 +27,7 @@ ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lsp_memory.model import CATEGORIES  # noqa: E402
-from lsp_memory.services.classify import (  # noqa: E402
+from lsp_memory.services.memory.classify import (  # noqa: E402
     Model,
     builtin_model,
     model_path,

@@ -8,7 +8,7 @@ the rules, ``test`` was not (how the set is labelled: tests/data/README.md).
 
 The matching rule: an extracted statement matches an expected one when they are the same
 after normalisation (lower case, straight apostrophes, punctuation and spaces collapsed), or
-when their content words (``services.compare.content``: stop words out, crude stems, words of
+when their content words (``services.memory.compare.content``: stop words out, crude stems, words of
 liking as one, numbers as written) overlap with Jaccard ≥ 0.6. Each extracted statement takes
 the unmatched expected claim of its pair it overlaps most; each expected claim is matched at
 most once. Reported per split: precision (matched / extracted), recall (matched / expected),
@@ -32,9 +32,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lsp_memory.services.classify import Classifier  # noqa: E402
-from lsp_memory.services.compare import content  # noqa: E402
-from lsp_memory.services.extract import extract  # noqa: E402
+from lsp_memory.services.conversations.extract import extract  # noqa: E402
+from lsp_memory.services.memory.classify import Classifier  # noqa: E402
+from lsp_memory.services.memory.compare import content  # noqa: E402
 
 MATCH = 0.6
 SPLITS = ("dev", "test")

@@ -45,8 +45,8 @@ from typing import Any
 
 from lsp_memory import ids, refs
 from lsp_memory.model import Reference
-from lsp_memory.services.interchange import import_records
-from lsp_memory.services.resolver import Resolution, Resolver, parse_argument
+from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import STORE_FILE, open_store
 
 USER = "bench"

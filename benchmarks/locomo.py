@@ -39,8 +39,8 @@ from typing import Any
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
-from lsp_memory.services.interchange import import_records
-from lsp_memory.services.search import SHOWN_STATUSES, HybridSearch, Mode
+from lsp_memory.services.memory.interchange import import_records
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES, HybridSearch, Mode
 
 USER = "locomo"
 K = 10
@@ -178,9 +178,9 @@ def _message(turn: dict[str, Any], *, images: bool) -> str:
 
 
 def pairs_of(conversation: dict[str, Any], *, images: bool = False) -> list[tuple[Any, list[str]]]:
-    """The conversation's turns as message pairs (``services.ingest.Pair``), each with the
-    dialogue ids of its one or two turns, in order."""
-    from lsp_memory.services.ingest import pair_from
+    """The conversation's turns as message pairs (``services.conversations.ingest.Pair``),
+    each with the dialogue ids of its one or two turns, in order."""
+    from lsp_memory.services.conversations.ingest import pair_from
 
     talk = conversation["conversation"]
     sample = str(conversation.get("sample_id", "conv"))

@@ -76,10 +76,11 @@ from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
 from lsp_memory.notes import Vault, parse_note
-from lsp_memory.services.embedding import VectorSide
-from lsp_memory.services.indexing import Indexer, embed_text, note_doc
-from lsp_memory.services.interchange import import_records
-from lsp_memory.services.search import HybridSearch
+from lsp_memory.services.memory.interchange import import_records
+from lsp_memory.services.retrieval.documents import embed_text, note_doc
+from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.services.retrieval.indexing import Indexer
+from lsp_memory.services.retrieval.search import HybridSearch
 from lsp_memory.store.catalog import Entry, VectorCatalog
 from lsp_memory.store.fulltext import TextDoc, open_index
 from lsp_memory.store.vectors import (

@@ -46,7 +46,7 @@ from server_corpus import USER  # noqa: E402
 
 from lsp_memory.app import App  # noqa: E402
 from lsp_memory.config import Config  # noqa: E402
-from lsp_memory.services.indexing import embed_text  # noqa: E402
+from lsp_memory.services.retrieval.documents import embed_text  # noqa: E402
 from lsp_memory.store.catalog import Entry  # noqa: E402
 from lsp_memory.store.sqlite import Episode  # noqa: E402
 from lsp_memory.store.vectors import content_hash  # noqa: E402

@@ -29,8 +29,8 @@ from search import fill_vectors, folder_bytes, generate_vault
 
 from lsp_memory.app import App
 from lsp_memory.config import Config
-from lsp_memory.services.indexing import embed_text
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
+from lsp_memory.services.retrieval.documents import embed_text
 from lsp_memory.store.vectors import Embedder, FloatVector
 
 USER = "bench"

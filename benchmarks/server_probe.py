@@ -36,8 +36,8 @@ GC_SLOW_MS = 1.0  # a collection this long counts as a pause
 # shared with the harness); SIGUSR1 writes them to argv[1]. The server's code is unchanged.
 PROBE_BOOTSTRAP = """
 import gc, json, signal, sys, time
-from lsp_memory.services.embedding import VectorSide
-from lsp_memory.services.indexing import IndexKeeper
+from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.services.retrieval.keeper import IndexKeeper
 events, busy = [], []
 began = [0.0]
 def track(phase, info):

@@ -59,7 +59,7 @@ from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
 from lsp_memory.notes import Vault
-from lsp_memory.services.indexing import embed_text, note_doc
+from lsp_memory.services.retrieval.documents import embed_text, note_doc
 
 # Targets from the issue.
 TARGET_COMPLETION_P99_MS = 15.0

@@ -1,4 +1,4 @@
-"""The supersede check of a single write at scale: ``services.supersede.superseded`` on a
+"""The supersede check of a single write at scale: ``services.memory.supersede.superseded`` on a
 store of 100 000 claims, embedding of the new statement included.
 
     python benchmarks/supersede.py --store DIR --cache DIR [--samples 200] [--json]
@@ -30,7 +30,7 @@ from lsp_memory.app import App  # noqa: E402
 from lsp_memory.config import Config  # noqa: E402
 from lsp_memory.ids import new_uuid, now  # noqa: E402
 from lsp_memory.model import Claim, ClaimStatus  # noqa: E402
-from lsp_memory.services.supersede import rule_for, superseded  # noqa: E402
+from lsp_memory.services.memory.supersede import rule_for, superseded  # noqa: E402
 
 STATEMENTS = {
     "identity": ["I live in {city}", "I moved to {city}", "I work at {company}"],

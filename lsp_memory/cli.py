@@ -21,19 +21,16 @@ from lsp_memory.app import App
 from lsp_memory.config import load_config
 from lsp_memory.errors import ImportFailed, UnresolvedReference, UserError
 from lsp_memory.model import Claim, ClaimStatus, ContextNode, Reference
-from lsp_memory.services import lineage
-from lsp_memory.services.interchange import (
-    claim_record,
-    export_records,
-    import_records,
-)
-from lsp_memory.services.resolver import (
+from lsp_memory.services.kernel import lineage
+from lsp_memory.services.kernel.claim_form import claim_record
+from lsp_memory.services.kernel.resolver import (
     Resolution,
     parse_argument,
     reference_range,
     resolution_record,
 )
-from lsp_memory.services.search import SHOWN_STATUSES, hit_record
+from lsp_memory.services.memory.interchange import export_records, import_records
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES, hit_record
 from lsp_memory.text import one_line
 
 PROG = "lsp-memory"
@@ -616,7 +613,7 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(app: App, args: argparse.Namespace) -> int:
-    from lsp_memory.services.ingest import parse_pairs
+    from lsp_memory.services.conversations.ingest import parse_pairs
 
     source = "standard input" if args.file == "-" else args.file
     pairs = parse_pairs(_read_input(args.file), source)
@@ -672,7 +669,7 @@ def cmd_session_pin(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:
-    from lsp_memory.services.context import referenced_lines
+    from lsp_memory.services.block import referenced_lines
 
     document = _read_text(args.file)
     app.refresh_indexes()
@@ -688,7 +685,7 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     }
     assembler = app.snapshot().assembler()
     if args.session:
-        from lsp_memory.services.sessions import recalled
+        from lsp_memory.services.conversations.sessions import recalled
 
         block = recalled(assembler, app.sessions(), args.session, document, **options)
     else:

@@ -270,7 +270,8 @@ def _tiers(value: object, _base: Path) -> Tiers:
 
 
 SUPERSEDE_RULES = ("similar", "all", "person", "none")
-"""What the ``supersede`` setting may choose for a claim type (see ``services.supersede``)."""
+"""What the ``supersede`` setting may choose for a claim type (see
+``services.memory.supersede``)."""
 
 
 def _supersede(value: object, _base: Path) -> Mapping[str, str]:

@@ -102,6 +102,10 @@ have; a new one comes in by ``import``)."""
 LIVE_STATUSES: tuple[ClaimStatus, ...] = (ClaimStatus.ACTIVE, ClaimStatus.CONTESTED)
 """Statuses returned by contexts, tags, domains and automatic retrieval."""
 
+MIN_CONFIDENCE = 0.5
+"""Claims below this confidence are left out of the automatic memories (the passive mode);
+consolidation's deprecation threshold is measured against it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:

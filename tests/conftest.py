@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import STORE_FILE, Store, open_store
 
 DATA = Path(__file__).parent / "data"

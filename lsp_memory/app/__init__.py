@@ -3,7 +3,7 @@ are wired; the command line and the language server ask it for what they need.
 
 - ``App.store`` is the calling thread's connection to the store (one per thread: the
   language server answers slow requests in worker threads and indexes in another).
-- ``App.keeper`` keeps the search indexes (``services.indexing.IndexKeeper``).
+- ``App.keeper`` keeps the search indexes (``services.retrieval.keeper.IndexKeeper``).
 - ``App.snapshot()`` is a request's read view and builds the services over it.
 
 With ``background`` (the language server) a background thread owns the vaults and the
@@ -25,15 +25,15 @@ from lsp_memory.app.snapshot import Snapshot
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
-from lsp_memory.services.classify import Classifier
-from lsp_memory.services.consolidate import Consolidation
-from lsp_memory.services.embedding import VectorSide
-from lsp_memory.services.indexing import IndexKeeper, IndexReport
-from lsp_memory.services.ingest import Ingester
-from lsp_memory.services.records import Records
-from lsp_memory.services.review import Review
-from lsp_memory.services.search import HybridSearch
-from lsp_memory.services.sessions import Sessions
+from lsp_memory.services.conversations.ingest import Ingester
+from lsp_memory.services.conversations.sessions import Sessions
+from lsp_memory.services.memory.classify import Classifier
+from lsp_memory.services.memory.consolidate import Consolidation
+from lsp_memory.services.memory.records import Records
+from lsp_memory.services.memory.review import Review
+from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
+from lsp_memory.services.retrieval.search import HybridSearch
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -170,7 +170,7 @@ class App:
     @cached_property
     def keeper(self) -> IndexKeeper:
         """The search indexes' keeper: writes them when this process may, follows the
-        writer otherwise (see ``services.indexing``)."""
+        writer otherwise (see ``services.retrieval.keeper``)."""
         return IndexKeeper(
             lambda: self.store, self.text_index, self.vaults, lambda: self.vectors, self.warnings
         )

@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING
 
 from lsp_memory.config import Config
 from lsp_memory.notes import VaultView
-from lsp_memory.services.annotate import Annotator
-from lsp_memory.services.completion import Completer
-from lsp_memory.services.describe import Describer
-from lsp_memory.services.records import Records
-from lsp_memory.services.references import ReferenceFinder
-from lsp_memory.services.rename import Renamer
-from lsp_memory.services.resolver import Resolver
-from lsp_memory.services.review import Review
-from lsp_memory.services.sessions import Sessions
+from lsp_memory.services.conversations.sessions import Sessions
+from lsp_memory.services.editor.annotate import Annotator
+from lsp_memory.services.editor.completion import Completer
+from lsp_memory.services.editor.describe import Describer
+from lsp_memory.services.editor.references import ReferenceFinder
+from lsp_memory.services.editor.rename import Renamer
+from lsp_memory.services.kernel.resolver import Resolver
+from lsp_memory.services.memory.records import Records
+from lsp_memory.services.memory.review import Review
 from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
     from lsp_memory.model import Note
-    from lsp_memory.services.context import Assembler
-    from lsp_memory.services.search import HybridSearch
+    from lsp_memory.services.block import Assembler
+    from lsp_memory.services.retrieval.search import HybridSearch
     from lsp_memory.store.fulltext import FullTextIndex
 
 
@@ -89,7 +89,7 @@ class Snapshot:
     def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:
         """The context assembler (build-context); ``note_text`` reads a pinned note (an
         editor's unsaved buffer; by default the file)."""
-        from lsp_memory.services.context import Assembler, read_note
+        from lsp_memory.services.block import Assembler, read_note
 
         config = self.config
         return Assembler(

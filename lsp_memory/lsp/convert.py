@@ -15,11 +15,11 @@ from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from lsp_memory.lsp.documents import lsp_lines
-from lsp_memory.services.references import Document
+from lsp_memory.services.editor.references import Document
 
 if TYPE_CHECKING:
     from lsp_memory.model import Reference
-    from lsp_memory.services.references import Place
+    from lsp_memory.services.editor.references import Place
 
 
 def open_document(documents: Mapping[str, TextDocument], uri: str) -> TextDocument | None:

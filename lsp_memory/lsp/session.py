@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 from lsp_memory.app import App, IndexReport, Snapshot
 from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.model import Note
-from lsp_memory.services.context import ContextBlock, read_note
-from lsp_memory.services.references import Document
-from lsp_memory.services.sessions import recalled
-from lsp_memory.services.tokens import o200k
+from lsp_memory.services.block import ContextBlock, read_note
+from lsp_memory.services.conversations.sessions import recalled
+from lsp_memory.services.editor.references import Document
+from lsp_memory.services.kernel.tokens import o200k
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]

@@ -30,10 +30,10 @@ from pydantic import Field, ValidationError
 from lsp_memory.app import App
 from lsp_memory.errors import UserError
 from lsp_memory.model import doc_key
-from lsp_memory.services.ingest import pair_from
-from lsp_memory.services.resolver import parse_argument, resolution_record
-from lsp_memory.services.search import SHOWN_STATUSES, hit_record
-from lsp_memory.services.sessions import recalled
+from lsp_memory.services.conversations.ingest import pair_from
+from lsp_memory.services.conversations.sessions import recalled
+from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES, hit_record
 
 SEARCH_KINDS: dict[str, tuple[str, ...] | None] = {
     "facts": ("claim",),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_memory.services.classify import Classifier, builtin_model
+from lsp_memory.services.memory.classify import Classifier, builtin_model
 from tests.cli.test_cli import Run, one_error_line, run, store_dir  # noqa: F401
 
 ANSWERS = {

@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_memory.services.tokens import o200k
+from lsp_memory.services.kernel.tokens import o200k
 from tests.client.conftest import WORK, utf8
 
 

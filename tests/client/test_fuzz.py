@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from lsprotocol import converters
 from pytest_lsp import client_capabilities
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
 from tests.client.fuzzing import (
     EXCLUDED,

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
 from tests.client.conftest import ENV, WORK, ready
 from tests.client.test_malformed import Channel, _initialized

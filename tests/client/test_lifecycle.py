@@ -18,7 +18,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from lsp_memory.ids import new_uuid, timestamp
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import Episode, open_store
 from tests.client.conftest import ENV, WORK, ready
 from tests.client.test_diagnostics import actions, apply, at, open_text, text_edits, wait_for

@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import STORE_FILE, open_store
 from tests.client.conftest import ENCODINGS, ENV, WORK, takes_refreshes
 from tests.client.test_hover_definition import markdown, opened, position_of, units

@@ -190,7 +190,7 @@ async def _bad_arguments(session: ClientSession) -> None:
 async def test_no_tool_shows_another_users_records(tmp_path: Path) -> None:
     """kb.jsonl's mallory shares ann's ids and numbers (and has #99 alone): ann's tools
     answer with nothing of hers."""
-    from lsp_memory.services.interchange import import_records
+    from lsp_memory.services.memory.interchange import import_records
     from lsp_memory.store.sqlite import open_store
     from tests.conftest import KB
 

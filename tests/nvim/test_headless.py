@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
 from tests.conftest import DATA, KB, USER
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from lsp_memory.app import App
 from lsp_memory.config import Config, Tier, Tiers
 from lsp_memory.errors import UnresolvedReference
-from lsp_memory.services.context import (
+from lsp_memory.services.block import (
     ENTITY_NOTES,
     MEMORY,
     PINNED_NOTES,
@@ -33,9 +33,9 @@ from lsp_memory.services.context import (
     ContextBlock,
     referenced_lines,
 )
-from lsp_memory.services.interchange import add_record, import_records
-from lsp_memory.services.records import Records
-from lsp_memory.services.tokens import o200k
+from lsp_memory.services.kernel.tokens import o200k
+from lsp_memory.services.memory.interchange import add_record, import_records
+from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import open_store
 from tests.conftest import DATA, KB, USER
 

@@ -1,4 +1,4 @@
-"""Reference checks (``lsp_memory.services.checks``) on the fixture store and a vault in
+"""Reference checks (``lsp_memory.services.editor.checks``) on the fixture store and a vault in
 ``tmp_path``: every kind, the fixes applied to the text, Markdown code, failures isolated per
 reference, and the ``severities`` setting (``off``, bad values)."""
 
@@ -14,11 +14,11 @@ import pytest
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES, Config, apply_settings, load_config
 from lsp_memory.model import Reference
 from lsp_memory.notes import Vault
-from lsp_memory.services.checks import CreateNote, Finding, Replace, check
-from lsp_memory.services.context import Assembler
-from lsp_memory.services.describe import Describer
-from lsp_memory.services.interchange import import_records
-from lsp_memory.services.resolver import Resolver
+from lsp_memory.services.block import Assembler
+from lsp_memory.services.editor.checks import CreateNote, Finding, Replace, check
+from lsp_memory.services.editor.describe import Describer
+from lsp_memory.services.kernel.resolver import Resolver
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import Store
 from tests.conftest import DATA, USER
 

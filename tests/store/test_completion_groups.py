@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from lsp_memory.ids import name_key
-from lsp_memory.services.completion import Completer, typed_at
-from lsp_memory.services.interchange import import_records
-from lsp_memory.services.records import Records
+from lsp_memory.services.editor.completion import Completer, typed_at
+from lsp_memory.services.memory.interchange import import_records
+from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import Store, open_store
 from tests.conftest import USER
 

@@ -17,7 +17,7 @@ from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.model import Claim
-from lsp_memory.services.interchange import add_record
+from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.sqlite import STORE_FILE, Episode
 
 USER = "ann"

@@ -1,4 +1,4 @@
-"""Hover text and record pages (services/describe.py) over the fixture knowledge base and the
+"""Hover text and record pages (services/editor/describe.py) over the fixture knowledge base and the
 fixture vault: what each kind of record shows, that pages only name references that resolve,
 and that a page file is written atomically, read-only, and only when its content changed."""
 
@@ -13,10 +13,10 @@ import pytest
 
 from lsp_memory import refs
 from lsp_memory.notes import Vault
-from lsp_memory.services.describe import Describer, Page, write_page
-from lsp_memory.services.interchange import add_record
-from lsp_memory.services.resolver import parse_argument
-from lsp_memory.services.tokens import o200k
+from lsp_memory.services.editor.describe import Describer, Page, write_page
+from lsp_memory.services.kernel.resolver import parse_argument
+from lsp_memory.services.kernel.tokens import o200k
+from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.sqlite import Store
 from tests.conftest import DATA, USER
 

@@ -12,8 +12,8 @@ import pytest
 
 from lsp_memory.ids import now
 from lsp_memory.model import ClaimStatus
-from lsp_memory.services.indexing import Indexer
-from lsp_memory.services.interchange import add_record
+from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.services.retrieval.indexing import Indexer
 from lsp_memory.store.fulltext import FullTextIndex, TextDoc, TextHit, open_index
 from lsp_memory.store.sqlite import Store, open_store
 from tests.conftest import USER

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lsp_memory.app import App
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.catalog import Entry
 from tests.conftest import KB, USER
 from tests.store.test_search import make_app

@@ -16,8 +16,8 @@ import pytest
 
 from lsp_memory.app import App
 from lsp_memory.config import Config
-from lsp_memory.services.ingest import Ingester, Pair, parse_pairs
-from lsp_memory.services.records import Records
+from lsp_memory.services.conversations.ingest import Ingester, Pair, parse_pairs
+from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
 from tests.conftest import USER
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lsp_memory.errors import ImportFailed, UserError
-from lsp_memory.services.interchange import add_record, export_records, import_records
+from lsp_memory.services.memory.interchange import add_record, export_records, import_records
 from lsp_memory.store.sqlite import Store, open_store
 from tests.conftest import BAD, KB, USER, snapshot
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import Store
 from tests.conftest import USER
 

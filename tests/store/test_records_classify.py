@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lsp_memory.services.classify import Classifier, Model
-from lsp_memory.services.interchange import add_record
-from lsp_memory.services.records import Records
+from lsp_memory.services.memory.classify import Classifier, Model
+from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import Store
 
 

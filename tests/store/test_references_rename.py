@@ -1,4 +1,5 @@
-"""Find references and rename (services/references.py, services/rename.py) over the fixture
+"""Find references and rename (services/editor/references.py, services/editor/rename.py) over
+the fixture
 knowledge base and a copy of the fixture vault with one more note that mentions records in
 every form; and ``Store.rename`` / ``Store.set_entity_fields`` on their own."""
 
@@ -13,9 +14,9 @@ import pytest
 
 from lsp_memory.errors import StoreError
 from lsp_memory.notes import Vault
-from lsp_memory.services.references import Document, Place, ReferenceFinder, read_note
-from lsp_memory.services.rename import BadName, CannotRename, Plan, Renamer
-from lsp_memory.services.resolver import Resolver, parse_argument
+from lsp_memory.services.editor.references import Document, Place, ReferenceFinder, read_note
+from lsp_memory.services.editor.rename import BadName, CannotRename, Plan, Renamer
+from lsp_memory.services.kernel.resolver import Resolver, parse_argument
 from lsp_memory.store.sqlite import STORE_FILE, Store, open_store
 from tests.conftest import DATA, USER, snapshot
 
@@ -311,7 +312,7 @@ def test_the_same_id_again_changes_nothing(kb: Store, resolver: Resolver, tmp_pa
 
 
 def test_a_locked_store_refuses_the_rename_whole(tmp_path: Path, vault: Vault) -> None:
-    from lsp_memory.services.interchange import import_records
+    from lsp_memory.services.memory.interchange import import_records
 
     folder = tmp_path / "locked"
     with open_store(folder) as setup:

@@ -9,8 +9,8 @@ import pytest
 from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import ClaimStatus
-from lsp_memory.services.interchange import add_record
-from lsp_memory.services.resolver import Resolver, parse_argument
+from lsp_memory.services.kernel.resolver import Resolver, parse_argument
+from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.sqlite import Store
 from tests.conftest import USER
 

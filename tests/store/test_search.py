@@ -16,9 +16,9 @@ from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.ids import now
 from lsp_memory.model import ClaimStatus
-from lsp_memory.services.indexing import epoch
-from lsp_memory.services.interchange import add_record, import_records
-from lsp_memory.services.search import HybridSearch
+from lsp_memory.services.memory.interchange import add_record, import_records
+from lsp_memory.services.retrieval.documents import epoch
+from lsp_memory.services.retrieval.search import HybridSearch
 from lsp_memory.store.vectors import Embedder
 from tests.conftest import KB, USER
 
@@ -169,7 +169,7 @@ def test_vectors_load_from_the_cache_and_a_lost_one_leaves_the_catalog(
 ) -> None:
     """Loaded by one pass over the cache (large memories) or by lookups (small ones): the
     same index; a document whose vector left the cache leaves the catalog."""
-    from lsp_memory.services import embedding
+    from lsp_memory.services.retrieval import embedding
 
     monkeypatch.setattr(embedding, "_SCAN_FROM", scan_from)
     first = make_app(tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 from lsp_memory.errors import StoreError
 from lsp_memory.model import ClaimStatus, Context
-from lsp_memory.services.interchange import add_record
+from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.schema import MIGRATIONS, SCHEMA_VERSION
 from lsp_memory.store.sqlite import STORE_FILE, Store, migrate, open_store
 from tests.conftest import USER, snapshot

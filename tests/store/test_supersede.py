@@ -13,10 +13,10 @@ from lsp_memory.app import App
 from lsp_memory.config import Config, apply_settings
 from lsp_memory.errors import UserError
 from lsp_memory.model import ClaimStatus
-from lsp_memory.services.interchange import add_record, import_records
-from lsp_memory.services.lineage import successor
-from lsp_memory.services.records import Records
-from lsp_memory.services.supersede import person, subject_predicate
+from lsp_memory.services.kernel.lineage import successor
+from lsp_memory.services.memory.interchange import add_record, import_records
+from lsp_memory.services.memory.records import Records
+from lsp_memory.services.memory.supersede import person, subject_predicate
 from lsp_memory.store.sqlite import Store
 
 USER = "ann"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from lsp_memory.config import Config, Tier, Tiers, apply_settings
 from lsp_memory.model import Claim, ClaimStatus, Heading, Note
-from lsp_memory.services.context import (
+from lsp_memory.services.block import (
     DOCUMENTS,
     ENTITIES,
     MEMORY,
@@ -26,7 +26,7 @@ from lsp_memory.services.context import (
     render,
     summary,
 )
-from lsp_memory.services.context.block import (
+from lsp_memory.services.block.pieces import (
     P_AUTO,
     P_DOCUMENT,
     P_ENTITY,
@@ -35,7 +35,7 @@ from lsp_memory.services.context.block import (
     P_PINNED_NOTE,
     P_REFERENCED,
 )
-from lsp_memory.services.tokens import o200k
+from lsp_memory.services.kernel.tokens import o200k
 from lsp_memory.text import cut
 
 

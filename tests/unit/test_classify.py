@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsp_memory.model import CATEGORIES
-from lsp_memory.services.classify import (
+from lsp_memory.services.memory.classify import (
     PERSONAL,
     Classifier,
     Model,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_memory.services.compare import lost, negated, opposite
+from lsp_memory.services.memory.compare import lost, negated, opposite
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ as context, and for the embedding the message's statements without its questions
 
 from __future__ import annotations
 
-from lsp_memory.services.indexing import embed_text, episode_doc, statements
+from lsp_memory.services.retrieval.documents import embed_text, episode_doc, statements
 from lsp_memory.store.sqlite import Episode
 
 

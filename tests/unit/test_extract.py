@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_memory.services.command import CommandFailed
-from lsp_memory.services.extract import Extracted, answers_to_extracted, extract
+from lsp_memory.services.conversations.extract import Extracted, answers_to_extracted, extract
+from lsp_memory.services.kernel.command import CommandFailed
 
 DATA = Path(__file__).parents[1] / "data" / "extraction.jsonl"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lsp_memory.model import Note
 from lsp_memory.notes.names import NameIndex
-from lsp_memory.services.completion import _match
+from lsp_memory.services.editor.completion import _match
 
 
 def note(path: str, title: str, aliases: tuple[str, ...] = ()) -> Note:

@@ -10,7 +10,7 @@ import yaml
 from lsp_memory.model import Note
 from lsp_memory.notes import link_form
 from lsp_memory.notes.parse import front_matter_scalar, title_spot
-from lsp_memory.services.rename import BadName, follow_name, valid_id, valid_title
+from lsp_memory.services.editor.rename import BadName, follow_name, valid_id, valid_title
 
 
 def spot(text: str) -> tuple[str, str, str | None]:

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from lsp_memory.services.interchange import import_records
+from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
 from tests.vscode.workbench import (
     ROOT,

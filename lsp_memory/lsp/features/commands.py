@@ -31,10 +31,10 @@ from lsp_memory.lsp.convert import (
     open_texts,
     workspace_edit,
 )
-from lsp_memory.services.checks import create_note_file
-from lsp_memory.services.interchange import claim_record
-from lsp_memory.services.review import VERBS
-from lsp_memory.services.search import SHOWN_STATUSES, hit_record
+from lsp_memory.services.editor.checks import create_note_file
+from lsp_memory.services.kernel.claim_form import claim_record
+from lsp_memory.services.memory.review import VERBS
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES, hit_record
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot

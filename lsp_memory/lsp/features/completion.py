@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from lsp_memory import refs
 from lsp_memory.lsp.convert import client_position, cursor_at, offset
-from lsp_memory.services.completion import Candidate, typed_at
+from lsp_memory.services.editor.completion import Candidate, typed_at
 
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer

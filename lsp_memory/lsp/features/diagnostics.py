@@ -23,8 +23,8 @@ from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.actions import CREATE_NOTE, REMEMBER_KIND, remember_actions
 from lsp_memory.lsp.convert import edit_capability, open_document, workspace_edit
-from lsp_memory.services import checks
-from lsp_memory.services.checks import CreateNote, Finding, Fix, Replace
+from lsp_memory.services.editor import checks
+from lsp_memory.services.editor.checks import CreateNote, Finding, Fix, Replace
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot

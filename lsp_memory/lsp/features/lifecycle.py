@@ -37,7 +37,7 @@ CLIENT_KEYS = frozenset(
 
 if TYPE_CHECKING:
     from lsp_memory.lsp.server import MemoryServer
-    from lsp_memory.services.indexing import IndexReport
+    from lsp_memory.services.retrieval.keeper import IndexReport
 
 
 def _folders(params: types.InitializeParams) -> list[Path]:

@@ -1,6 +1,6 @@
 """``textDocument/prepareRename`` and ``textDocument/rename``: a note's title, or a claim's,
 context's, entity's or tag's friendly id, with every reference to it in the vaults' notes
-and the open documents (see :mod:`lsp_memory.services.rename` for what each rename does).
+and the open documents (see :mod:`lsp_memory.services.editor.rename` for what each rename does).
 
 A friendly id is renamed in the store when the server answers the rename request — LSP
 gives no "applied" callback to wait for — and the indexing thread is poked to re-index.
@@ -33,7 +33,7 @@ from lsp_memory.lsp.convert import (
     edit_capability,
     workspace_edit,
 )
-from lsp_memory.services.rename import BadName, CannotRename, Plan
+from lsp_memory.services.editor.rename import BadName, CannotRename, Plan
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot

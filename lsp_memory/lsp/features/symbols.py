@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_memory.services.describe import Page
+from lsp_memory.services.editor.describe import Page
 from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
-    from lsp_memory.services.search import Hit
+    from lsp_memory.services.retrieval.search import Hit
 
 LIMIT = 30
 """Symbols per query: a picker's screenful, and each may need a page written."""

@@ -1,0 +1,128 @@
+"""The :class:`Assembler`: builds a document's context block by running the steps in
+output order (referenced, attached and pinned claims; pinned notes; the entity walk;
+automatic memories; referenced documents) and then filling the budget. It reads the store,
+the vaults and the search indexes and writes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lsp_memory import refs
+from lsp_memory.config import Tiers
+from lsp_memory.errors import UnresolvedReference
+from lsp_memory.model import Note, RefKind
+from lsp_memory.services.block.budget import fit
+from lsp_memory.services.block.claims import add_labelled, add_referenced
+from lsp_memory.services.block.entities import add_entities
+from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
+from lsp_memory.services.block.pieces import Build, ContextBlock
+from lsp_memory.services.block.tiers import add_automatic, anchor, remembered
+from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
+from lsp_memory.services.kernel.tokens import TokenCounter, o200k
+from lsp_memory.services.retrieval.search import HybridSearch
+from lsp_memory.store.sqlite import Store
+
+
+class Assembler:
+    """Builds context blocks for one user over one store, its vaults and its indexes."""
+
+    def __init__(
+        self,
+        store: Store,
+        resolver: Resolver,
+        search: Callable[[], HybridSearch | None] | None = None,
+        *,
+        user: str,
+        tiers: Tiers | None = None,
+        budget: int = 1500,
+        counter: Callable[[], TokenCounter] = o200k,
+        note_text: Callable[[Note], str] = read_note,
+    ) -> None:
+        """``search`` gives the hybrid search when first needed (loading the model is not
+        free); without it the semantic tier is empty. ``note_text`` reads a note's text (the
+        language server passes its open buffers)."""
+        self.store = store
+        self.resolver = resolver
+        self.user = user
+        self.tiers = tiers or Tiers()
+        self.budget = budget
+        self._search = search
+        self._counter = counter
+        self._note_text = note_text
+
+    def build(
+        self,
+        text: str,
+        *,
+        language_id: str | None = None,
+        path: str | None = None,
+        budget: int | None = None,
+        attach: Sequence[str] = (),
+        pin: Sequence[str] = (),
+        query: str | None = None,
+        now: float | None = None,
+    ) -> ContextBlock:
+        """The context block of the document ``text`` (``language_id``/``path`` tell
+        whether it is Markdown, docs/reference.md, Reference grammar). ``attach`` and ``pin`` are
+        references given
+        outside the document (``--attach``, ``--pin``); ``query`` replaces the document's
+        clean text as the retrieval query; ``now`` (seconds since the epoch) replaces the
+        time of the user's newest claim as the moment recency is measured from.
+
+        Raises ``UnresolvedReference`` when an ``attach`` or ``pin`` reference is not one,
+        names nothing or names a note; unresolved references in the document are
+        warnings."""
+        limit = self.budget if budget is None else budget
+        if limit < 1:
+            raise ValueError("the budget must be at least 1 token")
+        parsed = refs.parse_document(text, language_id=language_id, path=path)
+        attached = [self._argument(ref, "--attach") for ref in attach]
+        pinned = [self._argument(ref, "--pin") for ref in pin]
+        resolutions = self.resolver.resolve_all(parsed.references)
+        store, user = self.store, self.user
+        build = Build()
+        for resolution in resolutions:
+            if resolution.error is not None:
+                build.warn(f"{resolution.ref}: {resolution.error}")
+        add_referenced(build, resolutions, store=store, user=user)
+        for resolution in attached:
+            add_labelled(
+                build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
+            )
+        pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
+        add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
+        for resolution in pinned:
+            add_labelled(
+                build, "CONV PINNED", resolution.claims, resolution.ref, store=store, user=user
+            )
+        pinned_keys = pin_notes(build, resolutions, self._note_text)
+        add_entities(
+            build,
+            resolutions,
+            pinned_keys,
+            store=store,
+            user=user,
+            resolver=self.resolver,
+            read=self._note_text,
+        )
+        moment = now if now is not None else anchor(store, user)
+        add_automatic(
+            build,
+            parsed.clean_text if query is None else query,
+            moment,
+            store=store,
+            user=user,
+            tiers=self.tiers,
+            load_search=self._search,
+        )
+        add_documents(build, resolutions)
+        return fit(build, limit, self._counter())
+
+    def _argument(self, text: str, option: str) -> Resolution:
+        reference = parse_argument(text)
+        if reference.kind is RefKind.NOTE:
+            raise UnresolvedReference(f"{option} {text}: a note; link it in the document to pin it")
+        resolution = self.resolver.resolve(reference)
+        if resolution.error is not None:
+            raise UnresolvedReference(f"{option} {text}: {resolution.error}")
+        return resolution

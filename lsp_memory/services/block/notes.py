@@ -1,0 +1,239 @@
+"""The notes a document links: reading a note's text, its Markdown without front matter (or
+one heading's section), its summary and its handle; the note pieces, and the steps that pin
+the linked notes and list them under Referenced documents."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsp_memory.model import Heading, Note, RefKind, doc_id
+from lsp_memory.notes.parse import decode
+from lsp_memory.services.block.pieces import (
+    DOCUMENTS,
+    P_DOCUMENT,
+    P_PINNED_NOTE,
+    PINNED_NOTES,
+    Build,
+    Piece,
+    fold,
+    note_text,
+)
+from lsp_memory.services.kernel.resolver import Resolution
+from lsp_memory.text import cut
+
+NOT_FOUND_DOCUMENT = "Warning - Document not found"
+
+MAX_PINNED_NOTES = 5
+PINNED_NOTE_CHARS = 4000
+SUMMARY_CHARS = 200
+_SUMMARY_CACHE_SIZE = 10_000
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_FRONT_OPEN = re.compile(r"---[ \t]*")
+_FRONT_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
+_SENTENCE = re.compile(r".+?[.!?](?=\s|$)", re.DOTALL)
+
+
+# -- a note's text --------------------------------------------------------------------------
+
+
+def read_note(note: Note) -> str:
+    """A note's text as its file holds it now (the parsed body when it cannot be read)."""
+    try:
+        return decode((Path(note.vault) / note.path).read_bytes())
+    except OSError:
+        return note.body
+
+
+def note_markdown(text: str, heading: Heading | None = None) -> str:
+    """A note's Markdown without its front matter, or with ``heading`` just that heading's
+    section (the heading line to the next heading of the same or a higher level)."""
+    lines = _NEWLINE.split(text)
+    if heading is not None and heading.line < len(lines):
+        end = len(lines)
+        in_fence = False
+        for number in range(heading.line + 1, len(lines)):
+            stripped = lines[number].lstrip(" ")
+            if stripped.startswith(("```", "~~~")):
+                in_fence = not in_fence
+            level = len(stripped) - len(stripped.lstrip("#"))
+            if (
+                not in_fence
+                and 1 <= level <= heading.level
+                and stripped[level : level + 1] in (" ", "\t", "")
+            ):
+                end = number
+                break
+        lines = lines[heading.line : end]
+    elif lines and _FRONT_OPEN.fullmatch(lines[0]):
+        for number in range(1, len(lines)):
+            if _FRONT_CLOSE.fullmatch(lines[number]):
+                lines = lines[number + 1 :]
+                break
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+_SUMMARIES: dict[str, str] = {}
+
+
+def summary(note: Note) -> str:
+    """A note's first paragraph that is not a heading when it is short, else its first
+    sentence, at most :data:`SUMMARY_CHARS` characters; cached by content hash."""
+    found = _SUMMARIES.get(note.content_hash)
+    if found is not None:
+        return found
+    headings = {fold(h.text) for h in note.headings} | {fold(note.title)}
+    text = ""
+    for paragraph in note.body.split("\n\n"):
+        lines = [fold(line) for line in paragraph.splitlines()]
+        while lines and (not lines[0] or lines[0] in headings):
+            lines.pop(0)
+        if lines:
+            text = " ".join(line for line in lines if line)
+            break
+    if len(text) > SUMMARY_CHARS:
+        sentence = _SENTENCE.match(text)
+        text = cut(sentence.group() if sentence else text, SUMMARY_CHARS)
+    if len(_SUMMARIES) >= _SUMMARY_CACHE_SIZE:
+        _SUMMARIES.clear()
+    _SUMMARIES[note.content_hash] = text
+    return text
+
+
+def note_handle(note: Note, heading: Heading | None = None) -> str:
+    """``[[Title]] [id:path]``, with ``#Heading`` and ``(archived)`` when they apply."""
+    section = f"#{heading.text}" if heading is not None else ""
+    archived = " (archived)" if note.archived else ""
+    return f"[[{note.title}{section}]] [id:{note.path}]{archived}"
+
+
+# -- note pieces ----------------------------------------------------------------------------
+
+
+def note_piece(
+    read: Callable[[Note], str],
+    section: str,
+    priority: int,
+    note: Note,
+    *,
+    heading: Heading | None,
+    limit: int,
+    key: str,
+    requires: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Piece:
+    """``note`` (or its ``heading``'s section), its text given by ``read``, as a piece of
+    ``section`` whose body is cut to ``limit`` characters."""
+    full = note_markdown(read(note), heading)
+    body = cut(full, limit)
+    head = f"### {note_handle(note, heading)}\n"
+    tail = "---\n"
+    data = {
+        "kind": "note",
+        "title": note.title,
+        "path": note.path,
+        "heading": heading.text if heading is not None else None,
+        "archived": note.archived,
+        "chars": len(body),
+        "truncated": body != full,
+        **(extra or {}),
+    }
+    return Piece(
+        section,
+        priority,
+        "note",
+        key,
+        note_text(head, body, tail),
+        data,
+        requires=requires,
+        head=head,
+        body=body,
+        tail=tail,
+    )
+
+
+def pin_notes(
+    build: Build, resolutions: Sequence[Resolution], read: Callable[[Note], str]
+) -> set[str]:
+    """Pin the first 5 linked notes; return the keys of the notes pinned."""
+    found: dict[str, tuple[Note, Heading | None, bool]] = {}
+    for resolution in resolutions:
+        target = resolution.note
+        if resolution.error is not None or target is None or target.note is None:
+            continue
+        note = target.note
+        whole = target.heading is None
+        if note.key in found:
+            first, heading, was_whole = found[note.key]
+            if whole and not was_whole:
+                found[note.key] = (first, None, True)
+            continue
+        found[note.key] = (note, target.heading, whole)
+    pinned: set[str] = set()
+    for rank, (key, (note, heading, _)) in enumerate(found.items()):
+        piece = note_piece(
+            read,
+            PINNED_NOTES,
+            P_PINNED_NOTE,
+            note,
+            heading=heading,
+            limit=PINNED_NOTE_CHARS,
+            key=doc_id("note", key),
+        )
+        if rank >= MAX_PINNED_NOTES:
+            build.limited.append(piece)
+            build.warn(f"[[{note.title}]]: not pinned; at most {MAX_PINNED_NOTES} notes are")
+            continue
+        pinned.add(key)
+        build.add(piece)
+    return pinned
+
+
+# -- referenced documents -------------------------------------------------------------------
+
+
+def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
+    """One line per linked note (each once, pinned ones too), in order of first appearance."""
+    seen: set[str] = set()
+    for resolution in resolutions:
+        reference = resolution.reference
+        if reference is None or reference.kind is not RefKind.NOTE:
+            continue
+        target = resolution.note
+        note = target.note if target is not None and resolution.error is None else None
+        if note is None:
+            key = f"missing:{reference.target.casefold()}"
+            handle = f"[[{reference.target}]]"
+            line = f"- {handle}: {NOT_FOUND_DOCUMENT}\n"
+            data: dict[str, Any] = {
+                "kind": "document",
+                "ref": reference.text,
+                "title": None,
+                "path": None,
+                "found": False,
+                "summary": NOT_FOUND_DOCUMENT,
+            }
+        else:
+            key = f"document:{note.key}"
+            heading = target.heading if target is not None else None
+            section = f"#{heading.text}" if heading is not None else ""
+            archived = " (archived)" if note.archived else ""
+            about = summary(note)
+            line = f"- [[{note.title}{section}]] ({note.path}){archived}"
+            line += f": {about}\n" if about else "\n"
+            data = {
+                "kind": "document",
+                "ref": reference.text,
+                "title": note.title,
+                "path": note.path,
+                "archived": note.archived,
+                "found": True,
+                "summary": about,
+            }
+        if key in seen:
+            continue
+        seen.add(key)
+        build.add(Piece(DOCUMENTS, P_DOCUMENT, "document", key, line, data))

@@ -1,0 +1,344 @@
+"""Completion of references as they are typed: ``@`` memories, ``#`` claim numbers, ``[[``
+notes and ``[[Note#`` headings. Pure over the store, the full-text index and the vaults; the
+language server converts the candidates to LSP items.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from lsp_memory.ids import name_key
+from lsp_memory.model import LIVE_STATUSES, Claim, Note, Tag, doc_key
+from lsp_memory.notes import VaultView
+from lsp_memory.services.kernel import tokens
+from lsp_memory.store.fulltext import FullTextIndex
+from lsp_memory.store.sqlite import Store
+
+LIMIT = 50
+_LIVE = tuple(status.value for status in LIVE_STATUSES)
+_OPENERS = " \t([{\"'"
+_MEMORY = re.compile(r"@([A-Za-z0-9_:-]*)$")
+_NUMBER = re.compile(r"#([0-9]*)$")
+_NOTE = re.compile(r"(!?)\[\[([^\[\]|#\r\n]*)(?:#([^\[\]|\r\n]*))?$")
+_CLAIM_N = re.compile(r"claim_([0-9]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Typed:
+    """The reference being typed at the cursor."""
+
+    kind: Literal["memory", "number", "note", "heading"]
+    prefix: str  # what follows the trigger (or the heading part after '#')
+    start: int  # where the replaced text starts: the '@'/'#', after '[[', or after '[[Note#'
+    note: str = ""  # for headings: the note target
+    closed: bool = False  # for notes: ']]' already follows the cursor (the edit covers it)
+
+
+def typed_at(line: str, column: int) -> Typed | None:
+    """What reference, if any, ``line[:column]`` ends in the middle of."""
+    before = line[:column]
+    note = _NOTE.search(before)
+    if note is not None:
+        closed = line[column:].startswith("]]")
+        if note.group(3) is not None:  # only the heading after '#' is replaced
+            target = note.group(2).strip()
+            return Typed("heading", note.group(3), note.start(3), note=target, closed=closed)
+        start = note.start() + len(note.group(1)) + 2
+        return Typed("note", note.group(2), start, closed=closed)
+    for pattern, kind in ((_MEMORY, "memory"), (_NUMBER, "number")):
+        found = pattern.search(before)
+        if found is not None and (found.start() == 0 or before[found.start() - 1] in _OPENERS):
+            return Typed(kind, found.group(1), found.start())  # type: ignore[arg-type]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One completion: what it inserts over ``[typed.start, cursor)`` (and over the ``]]``
+    after the cursor when ``typed.closed``) and how it shows."""
+
+    label: str
+    kind: str  # claim, context, entity, tag, domain, note, heading
+    insert: str
+    detail: str
+    documentation: str  # Markdown
+    sort: str
+    filter: str
+    inactive: bool = False  # a non-live claim, a trashed entity, an archived note
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """The user's contexts (rows, by row), tags and domains, and the keys ``@`` completion
+    matches a typed prefix against, sorted so the matches are found by bisection: a
+    context's friendly id (lower-cased) and name key, a tag's friendly id and name
+    (lower-cased), ``<domain>_domain``. Read once per store change, not per keystroke
+    (listing and comparing 2 000 contexts each time took ~4 ms)."""
+
+    contexts: list[int]
+    tags: list[Tag]
+    domains: list[str]
+    keys: list[str]
+    owners: list[tuple[int, int]]  # per key: (0 context, 1 tag, 2 domain; index in its list)
+
+    @classmethod
+    def of(cls, store: Store, user: str) -> _Groups:
+        found = store.context_names(user)
+        tags = store.tags(user)
+        domains = store.domains(user)
+        pairs = [
+            *((key, 0, i) for i, (_, f, n) in enumerate(found) for key in (f.lower(), name_key(n))),
+            *(
+                (key, 1, i)
+                for i, t in enumerate(tags)
+                for key in (t.friendly_id.lower(), t.name.lower())
+            ),
+            *((f"{domain}_domain", 2, i) for i, domain in enumerate(domains)),
+        ]
+        pairs.sort()
+        return cls(
+            [row for row, _, _ in found],
+            tags,
+            domains,
+            [key for key, _, _ in pairs],
+            [(group, i) for _, group, i in pairs],
+        )
+
+    def matching(self, prefix: str) -> tuple[list[int], list[int], list[int]]:
+        """The indexes of the contexts, tags and domains with a key starting with
+        ``prefix``, each list in its original order."""
+        hits: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        keys = self.keys
+        at = bisect_left(keys, prefix)
+        while at < len(keys) and keys[at].startswith(prefix):
+            group, index = self.owners[at]
+            hits[group].add(index)
+            at += 1
+        return sorted(hits[0]), sorted(hits[1]), sorted(hits[2])
+
+
+_GROUPS = {"context": "0", "claim": "1", "entity": "2", "tag": "3", "domain": "4"}
+
+
+def _sort(exact: bool, inactive: bool, kind: str, then: str) -> str:
+    """Exact prefixes of the id first, live before retracted and the like, then contexts,
+    claims, entities, tags, domains, then ``then`` (a rank or a name)."""
+    return f"{0 if exact else 1}{1 if inactive else 0}{_GROUPS.get(kind, '5')}{then}"
+
+
+def _claim_candidate(claim: Claim, label: str, typed: str, then: str) -> Candidate:
+    status = "" if claim.status.value == "active" else f" · {claim.status.value}"
+    questions = "".join(f"\n- {q}" for q in claim.possible_questions)
+    return Candidate(
+        label=label,
+        kind="claim",
+        insert=label,
+        detail=f"#{claim.number} · {claim.claim_type}{status} · "
+        f"{tokens.count(claim.statement)} tokens",
+        documentation=f"{claim.statement}\n\n`@{claim.friendly_id}` · `#{claim.number}`"
+        + (f"\n\nAnswers:{questions}" if questions else ""),
+        sort=_sort(
+            label[1:].lower().startswith(typed), claim.status.value not in _LIVE, "claim", then
+        ),
+        filter=f"{label} {claim.statement}",
+        inactive=claim.status.value not in _LIVE,
+    )
+
+
+class Completer:
+    """Completion candidates for one user."""
+
+    def __init__(
+        self, store: Store, text: FullTextIndex | None, vaults: Sequence[VaultView], user: str
+    ) -> None:
+        self.store = store
+        self.text = text
+        self.vaults = vaults
+        self.user = user
+
+    def complete(self, typed: Typed) -> tuple[list[Candidate], bool]:
+        """Candidates, best first, and whether the list is incomplete (more would match)."""
+        if typed.kind == "memory":
+            found = self._memories(typed.prefix)
+        elif typed.kind == "number":
+            found = self._numbers(typed.prefix)
+        elif typed.kind == "note":
+            found = self._notes(typed.prefix)
+        else:
+            found = self._headings(typed.note, typed.prefix)
+        return found[:LIMIT], len(found) > LIMIT or typed.kind == "memory"
+
+    # -- @ ----------------------------------------------------------------------------------
+
+    def _memories(self, prefix: str) -> list[Candidate]:
+        if prefix.startswith(("memory:", "mem:")):
+            return []  # a UUID is pasted, not typed
+        user, low = self.user, prefix.lower()
+        found: dict[str, Candidate] = {}
+
+        def add(candidate: Candidate) -> None:
+            found.setdefault(candidate.label, candidate)
+
+        number = _CLAIM_N.fullmatch(low)
+        if number is not None:
+            for claim in self.store.claims_by_number_prefix(user, number.group(1)):
+                add(_claim_candidate(claim, f"@claim_{claim.number}", low, f"{claim.number:09d}"))
+        groups = self.store.remembered(("@ groups", user), lambda: _Groups.of(self.store, user))
+        contexts, tags, domains = groups.matching(low)
+        for context in self.store.contexts_by_rows([groups.contexts[i] for i in contexts]):
+            key = name_key(context.name)
+            order = "0" if context.friendly_id.lower().startswith(low) else "1"
+            add(
+                Candidate(
+                    label=f"@{context.friendly_id}",
+                    kind="context",
+                    insert=f"@{context.friendly_id}",
+                    detail=f"context · {context.name}",
+                    documentation=f"**{context.name}**\n\n{context.description}".strip(),
+                    sort=_sort(order == "0", False, "context", context.friendly_id),
+                    filter=f"@{context.friendly_id} @{key} {context.name}",
+                )
+            )
+        for tag in (groups.tags[i] for i in tags):
+            add(
+                Candidate(
+                    label=f"@{tag.friendly_id}",
+                    kind="tag",
+                    insert=f"@{tag.friendly_id}",
+                    detail=f"tag · {tag.name}",
+                    documentation=f"Claims tagged **{tag.name}** or a tag beneath it.",
+                    sort=_sort(
+                        tag.friendly_id.lower().startswith(low), False, "tag", tag.friendly_id
+                    ),
+                    filter=f"@{tag.friendly_id} {tag.name}",
+                )
+            )
+        for domain in (groups.domains[i] for i in domains):
+            label = f"@{domain}_domain"
+            add(
+                Candidate(
+                    label=label,
+                    kind="domain",
+                    insert=label,
+                    detail="domain",
+                    documentation=f"Every live claim in the **{domain}** domain.",
+                    sort=_sort(True, False, "domain", label),
+                    filter=label,
+                )
+            )
+        if not prefix:
+            for claim in self.store.recent_claims(user, 20):
+                add(_claim_candidate(claim, f"@{claim.friendly_id}", "", f"~{claim.updated_at}"))
+            return sorted(found.values(), key=lambda c: c.sort)
+        if self.text is not None:
+            hits = self.text.prefix(
+                prefix, user=user, kinds={"claim", "context", "entity"}, k=LIMIT
+            )
+            # The hits' claims in one query (one lookup each took 5 ms for 50).
+            claims = {
+                claim.friendly_id: claim
+                for claim in self.store.claims_by_ids(
+                    user, [doc_key(h.id) for h in hits if h.kind == "claim"], links=False
+                )
+            }
+            for rank, hit in enumerate(hits):
+                label = f"@{hit.key}"
+                if hit.kind == "claim":
+                    match = claims.get(hit.key)
+                    if match is not None:
+                        add(_claim_candidate(match, label, low, f"{rank:04d}"))
+                    continue
+                add(
+                    Candidate(
+                        label=label,
+                        kind=hit.kind,
+                        insert=label,
+                        detail=f"{hit.kind} · {hit.title}",
+                        documentation=f"**{hit.title}**\n\n{hit.snippet}".strip(),
+                        sort=_sort(
+                            hit.key.lower().startswith(low),
+                            hit.status not in _LIVE,
+                            hit.kind,
+                            f"{rank:04d}",
+                        ),
+                        filter=f"{label} {hit.title}",
+                        inactive=hit.status not in _LIVE,
+                    )
+                )
+        return sorted(found.values(), key=lambda c: c.sort)
+
+    # -- # ----------------------------------------------------------------------------------
+
+    def _numbers(self, digits: str) -> list[Candidate]:
+        claims = self.store.claims_by_number_prefix(self.user, digits, LIMIT + 1)
+        # By number alone: shorter numbers first (#4 before #42), whatever the status.
+        return [
+            replace(
+                _claim_candidate(c, f"#{c.number}", "", ""),
+                sort=f"{len(str(c.number)):02d}{c.number:010d}",
+            )
+            for c in claims
+        ]
+
+    # -- [[ ---------------------------------------------------------------------------------
+
+    def _notes(self, typed: str) -> list[Candidate]:
+        scored: list[tuple[int, str, Note]] = []
+        for vault in self.vaults:
+            notes = vault.notes
+            scored += [
+                (s, path, notes[path]) for s, path in vault.names().matches(typed, LIMIT + 1)
+            ]
+        scored.sort(key=lambda item: (item[0], len(item[1]), item[1]))
+        del scored[LIMIT + 1 :]
+        return [
+            Candidate(
+                label=note.title,
+                kind="note",
+                insert=note.title + "]]",
+                detail=f"note · {note.path}" + (" · archived" if note.archived else ""),
+                documentation=f"**{note.title}** — `{note.path}`\n\n{note.body[:400]}".strip(),
+                sort=f"{score}{len(path):04d}{path}",
+                filter=" ".join([note.title, *note.aliases, note.path]),
+                inactive=note.archived,
+            )
+            for score, path, note in scored
+        ]
+
+    def _headings(self, target: str, typed: str) -> list[Candidate]:
+        for vault in self.vaults:
+            found = vault.resolve(target)
+            if found.note is None:
+                continue
+            want = typed.strip().casefold()
+            return [
+                Candidate(
+                    label=heading.text,
+                    kind="heading",
+                    insert=heading.text + "]]",
+                    detail=f"{'#' * heading.level} heading · line {heading.line + 1}",
+                    documentation=f"In **{found.note.title}** (`{found.note.path}`)",
+                    sort=f"{_match(want, heading.text.casefold())}{index:04d}",
+                    filter=heading.text,
+                )
+                for index, heading in enumerate(found.note.headings)
+                if _match(want, heading.text.casefold()) < 9
+            ]
+        return []
+
+
+def _match(want: str, name: str) -> int:
+    """How well ``name`` matches what was typed: 0 prefix, 1 a word's prefix, 2 substring,
+    3 the letters in order (fuzzy), 9 not at all."""
+    if not want or name.startswith(want):
+        return 0
+    if any(word.startswith(want) for word in re.split(r"[\s/_.-]+", name)):
+        return 1
+    if want in name:
+        return 2
+    letters = iter(name)
+    return 3 if all(char in letters for char in want) else 9

@@ -1,0 +1,534 @@
+"""Consolidation: the job that keeps a memory true over time (``lsp-memory consolidate``, or
+the language server every ``consolidate_every``). One run, over one user's live claims:
+
+1. **Evidence** — an episode (a conversation turn) with cosine ≥ 0.75 to a claim, newer
+   than the claim's last evidence and not already behind it, raises its confidence by
+   0.05·(1 − confidence), joins its ``derived_from`` and counts in ``evidence_count``.
+2. **Decay** — confidence × exp(−0.01 · days since the later of the claim's creation, its
+   last evidence and the last run). Pinned claims do not decay.
+3. **Contradictions** — two live claims of one category with cosine ≥ 0.80 where one
+   negates the other (``services.memory.compare``): both halved, both ``contested``, a review item.
+4. **Merge** — claims with cosine > 0.85 to the most confident of them (one category, no
+   contradiction, that one above 0.6) are merged into it when nothing is lost (every number,
+   name and content word of each is in it); the others become ``merged`` with
+   ``merged_into``, its ``derived_from`` gains them and their lineage, its
+   ``evidence_count`` theirs. A cluster that would lose words is a review item instead.
+5. **Deprecate** — confidence below 0.3 → ``deprecated`` (pinned claims excepted).
+
+Pairs are only looked for among claims new or changed since the last run, compared with
+all live claims (all pairs on the first run). Every change is recorded with its value
+before and after and the reason, in one transaction (a killed run leaves nothing half
+done), and ``undo`` puts a run's changes back. Running twice at the same ``now`` changes
+nothing the second time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from lsp_memory.errors import UserError
+from lsp_memory.ids import now as wall_clock
+from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, doc_id
+from lsp_memory.services.memory.compare import lost, negated, opposite
+from lsp_memory.store.sqlite import (
+    ClaimState,
+    ConcurrentRun,
+    Episode,
+    FieldChange,
+    NewItem,
+    Run,
+    Store,
+)
+from lsp_memory.text import one_line
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from lsp_memory.services.retrieval.embedding import VectorSide
+
+EVIDENCE_COSINE = 0.75
+EVIDENCE_STEP = 0.05
+DECAY_PER_DAY = 0.01
+CONTRADICTION_COSINE = 0.80
+MERGE_COSINE = 0.85
+MERGE_MIN_CONFIDENCE = 0.6
+DEPRECATE_BELOW = 0.3
+NEIGHBOURS = 32
+"""At most this many most similar claims are paired with each claim (a memory of
+near-identical statements would otherwise pair every claim with every other)."""
+_BLOCK = 1024
+_LIVE = frozenset(str(status) for status in LIVE_STATUSES)
+
+
+@dataclass(slots=True)
+class Report:
+    """What a run did (or, dry, would do): ``lsp-memory consolidate --json``."""
+
+    run_id: int | None
+    now: str
+    dry_run: bool
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    merged: int = 0
+    contradictions: int = 0
+    deprecated: int = 0
+    review: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "now": self.now,
+            "dry_run": self.dry_run,
+            "changes": self.changes,
+            "merged": self.merged,
+            "contradictions": self.contradictions,
+            "deprecated": self.deprecated,
+            "review": self.review,
+        }
+
+
+class Consolidation:
+    """Runs and undoes consolidation for one user."""
+
+    def __init__(
+        self,
+        store: Store,
+        user: str,
+        vectors: VectorSide | None,
+        *,
+        clock: Callable[[], str] = wall_clock,
+    ) -> None:
+        """``vectors``: the embedding model and vector index (None: no model, so only decay
+        and deprecation run, with a warning)."""
+        self.store = store
+        self.user = user
+        self.vectors = vectors
+        self.clock = clock
+
+    def run(self, now: str, *, dry_run: bool = False) -> Report:
+        """Consolidate as of ``now`` (a stored timestamp); with ``dry_run`` nothing is
+        written and the report says what would change."""
+        store, user = self.store, self.user
+        episode_mark, claim_mark = store.last_rows()  # before reading: nothing slips by
+        states = store.claim_states(user)
+        last = store.last_run(user)
+        plan = _Plan(states, now, self._vectors_of(states), self.vectors)
+        if self.vectors is None:
+            plan.warnings.append(
+                "no embedding model: evidence, contradictions and merges need one; only decay "
+                "and deprecation ran"
+            )
+        else:
+            plan.evidence(store.episodes_after(user, last.episode_mark if last else 0))
+        plan.decay(last)
+        seen = store.review_pairs(user)
+        pairs = plan.pairs(last)
+        plan.contradictions(pairs, seen)
+        plan.merges(pairs, seen)
+        plan.deprecate()
+        plan.settle()
+        withdraw = [
+            item.number
+            for item in store.review_items(user)
+            if store.claim_statuses(user, item.state) != item.state
+        ]
+        report = Report(None, now, dry_run, warnings=plan.warnings)
+        number_of = {s.row: s.number for s in states}
+        report.changes = [
+            {
+                "claim": f"#{number_of[c.claim_row]}",
+                "field": c.field,
+                "before": list(c.before) if isinstance(c.before, tuple) else c.before,
+                "after": list(c.after) if isinstance(c.after, tuple) else c.after,
+                "reason": c.reason,
+            }
+            for c in plan.changes
+        ]
+        report.merged = plan.merged
+        report.contradictions = plan.contradicted
+        report.deprecated = plan.deprecated
+        numbers = {s.claim_id: s.number for s in states}
+        report.review = [
+            {
+                "id": None,
+                "kind": item.kind,
+                "claims": [f"#{numbers[c]}" for c in item.claims],
+                "proposal": item.proposal,
+                "reason": item.reason,
+            }
+            for item in plan.items
+        ]
+        if dry_run:
+            return report
+        try:
+            report.run_id = store.record_run(
+                user,
+                kind="consolidate",
+                now=now,
+                created_at=self.clock(),
+                changes=plan.changes,
+                items=plan.items,
+                episode_mark=episode_mark,
+                claim_mark=claim_mark,
+                summary={
+                    "changes": len(plan.changes),
+                    "merged": plan.merged,
+                    "contradictions": plan.contradicted,
+                    "deprecated": plan.deprecated,
+                    "review": len(plan.items),
+                },
+                withdraw=withdraw,
+                follows=last.number if last else 0,
+                indexed=indexed_rows(plan.changes),
+            )
+        except ConcurrentRun:
+            raise UserError(
+                "another consolidation of this memory ran meanwhile (another process or the "
+                "language server); nothing was written: run it again"
+            ) from None
+        raised = [i for i in store.review_items(user, status=None) if i.run == report.run_id]
+        for entry, item in zip(report.review, raised, strict=True):
+            entry["id"] = item.number
+        return report
+
+    def due(self, every: float) -> bool:
+        """Whether ``every`` seconds have passed since the user's last consolidation."""
+        last = self.store.last_run(self.user)
+        if last is None:
+            return True
+        return (_parse(self.clock()) - _parse(last.created_at)).total_seconds() >= every
+
+    def undo(self, run_id: int) -> int:
+        """Put back what run ``run_id`` changed; how many changes. ``UserError`` for an
+        unknown run or one already undone."""
+        found = self.store.run(self.user, run_id)
+        if found is None:
+            raise UserError(
+                f"no run {run_id}: each `lsp-memory consolidate` and review decision prints "
+                "its run id"
+            )
+        if found.undone_at is not None:
+            raise UserError(f"run {run_id} was already undone ({found.undone_at})")
+        return self.store.undo_run(self.user, run_id, self.clock())
+
+    def _vectors_of(self, states: Sequence[ClaimState]) -> npt.NDArray[np.float32] | None:
+        """Unit vectors of the claims' statements, row by row: from the vector index, the
+        few it lacks embedded now (through the vector cache)."""
+        side = self.vectors
+        if side is None or not states:
+            return None
+        import numpy as np
+
+        from lsp_memory.store.vectors import embed_cached, normalise
+
+        matrix = np.zeros((len(states), side.embedder.dim), dtype=np.float32)
+        known = side.index.vectors(doc_id("claim", s.claim_id) for s in states)
+        missing = []
+        for row, state in enumerate(states):
+            vector = known.get(doc_id("claim", state.claim_id))
+            if vector is None:
+                missing.append(row)
+            else:
+                matrix[row] = vector
+        if missing:
+            texts = [states[row].statement for row in missing]
+            matrix[missing] = normalise(embed_cached(side.embedder, side.cache, texts))
+        return matrix
+
+
+class _Plan:
+    """One run's decisions, made on the claims' states in memory; ``changes`` and ``items``
+    are what the run writes."""
+
+    def __init__(
+        self,
+        states: list[ClaimState],
+        now: str,
+        matrix: npt.NDArray[np.float32] | None,
+        vectors: VectorSide | None,
+    ) -> None:
+        self.states = states
+        self.now = now
+        self.moment = _parse(now)
+        self.matrix = matrix
+        self.vectors = vectors
+        self.changes: list[FieldChange] = []
+        self.items: list[NewItem] = []
+        self.warnings: list[str] = []
+        self.merged = self.contradicted = self.deprecated = 0
+        self.touched: set[int] = set()  # indexes of claims that gained evidence
+        self._valence: dict[int, bool] = {}  # index → whether its statement is negated
+
+    def _set(self, state: ClaimState, name: str, after: Any, reason: str) -> None:
+        before = getattr(state, name)
+        if before == after:
+            return
+        self.changes.append(FieldChange(state.row, name, before, after, reason))
+        setattr(state, name, after)
+
+    # 1. evidence
+    def evidence(self, episodes: Sequence[Episode]) -> None:
+        if not episodes or self.matrix is None or self.vectors is None:
+            return
+        import numpy as np
+
+        from lsp_memory.store.vectors import embed_cached, normalise
+
+        side = self.vectors
+        found = normalise(embed_cached(side.embedder, side.cache, [e.text for e in episodes]))
+        for start in range(0, len(episodes), _BLOCK):
+            scores = found[start : start + _BLOCK] @ self.matrix.T
+            for offset, episode in enumerate(episodes[start : start + _BLOCK]):
+                for index in np.flatnonzero(scores[offset] >= EVIDENCE_COSINE).tolist():
+                    self._support(index, episode, float(scores[offset, index]))
+
+    def _support(self, index: int, episode: Episode, cosine: float) -> None:
+        state = self.states[index]
+        if episode.episode_id in state.derived_from:
+            return
+        if state.evidence_at is not None and episode.occurred_at <= state.evidence_at:
+            return
+        reason = f"evidence: episode {episode.episode_id} (cosine {cosine:.2f})"
+        raised = round(state.confidence + EVIDENCE_STEP * (1 - state.confidence), 4)
+        self._set(state, "confidence", raised, reason)
+        self._set(state, "derived_from", (*state.derived_from, episode.episode_id), reason)
+        self._set(state, "evidence_count", state.evidence_count + 1, reason)
+        self._set(state, "evidence_at", episode.occurred_at, reason)
+        self.touched.add(index)
+
+    # 2. decay
+    def decay(self, last: Run | None) -> None:
+        for state in self.states:
+            if state.pinned:
+                continue
+            start = max(t for t in (state.created_at, state.evidence_at, last and last.now) if t)
+            days = (self.moment - _parse(start)).total_seconds() / 86_400
+            if days <= 0:
+                continue
+            after = round(state.confidence * math.exp(-DECAY_PER_DAY * days), 4)
+            self._set(state, "confidence", after, f"decay: {days:.1f} days without evidence")
+
+    # pairs of similar claims
+    def pairs(self, last: Run | None) -> dict[tuple[int, int], float]:
+        """Similar pairs (cosine ≥ the contradiction threshold) of one category, as sorted
+        index pairs; only those with a claim new or changed since ``last``."""
+        if self.matrix is None:
+            return {}
+        import numpy as np
+
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index, state in enumerate(self.states):
+            groups[state.category].append(index)
+        since, mark = (last.created_at, last.claim_mark) if last else (None, 0)
+        found: dict[tuple[int, int], float] = {}
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            rows = np.asarray(members)
+            vectors = self.matrix[rows]
+            fresh = [
+                position
+                for position, index in enumerate(members)
+                if since is None
+                or index in self.touched
+                or self.states[index].row > mark
+                or self.states[index].updated_at > since
+            ]
+            for start in range(0, len(fresh), _BLOCK):
+                block = fresh[start : start + _BLOCK]
+                scores = vectors[block] @ vectors.T
+                scores[np.arange(len(block)), block] = -1.0  # not with itself
+                for offset, position in enumerate(block):
+                    row = scores[offset]
+                    hits = np.flatnonzero(row >= CONTRADICTION_COSINE)
+                    if hits.size > NEIGHBOURS:
+                        hits = hits[np.argpartition(row[hits], -NEIGHBOURS)[-NEIGHBOURS:]]
+                    a = members[position]
+                    for hit in hits.tolist():
+                        b = members[hit]
+                        found[(min(a, b), max(a, b))] = float(row[hit])
+        return found
+
+    def _opposite(self, a: int, b: int) -> bool:
+        """Whether claims ``a`` and ``b`` negate each other; most similar pairs have the same
+        valence, so each claim's is worked out once and the words compared only when they
+        differ."""
+        valence = self._valence
+        for index in (a, b):
+            if index not in valence:
+                valence[index] = negated(self.states[index].statement)
+        if valence[a] == valence[b]:
+            return False
+        return opposite(self.states[a].statement, self.states[b].statement)
+
+    # 3. contradictions
+    def contradictions(self, pairs: dict[tuple[int, int], float], seen: set[str]) -> None:
+        halved: set[int] = set()
+        for (a, b), cosine in sorted(pairs.items(), key=lambda p: (-p[1], p[0])):
+            first, second = self.states[a], self.states[b]
+            if first.status not in _LIVE or second.status not in _LIVE:
+                continue
+            if not self._opposite(a, b):
+                continue
+            key = " ".join(sorted((first.claim_id, second.claim_id)))
+            if key in seen:
+                continue
+            seen.add(key)
+            newer, older = sorted((first, second), key=lambda s: (s.created_at, s.number))[::-1]
+            reason = (
+                f"contradiction: #{newer.number} and #{older.number} say opposite things "
+                f"(cosine {cosine:.2f})"
+            )
+            for index, state in ((a, first), (b, second)):
+                if index not in halved:
+                    halved.add(index)
+                    self._set(state, "confidence", round(state.confidence / 2, 4), reason)
+                self._set(state, "status", "contested", reason)
+            self.items.append(
+                NewItem(
+                    kind="contradiction",
+                    claims=(newer.claim_id, older.claim_id),
+                    proposal="CONTRADICTION",
+                    reason=(
+                        f"#{newer.number} “{one_line(newer.statement, 80)}” contradicts "
+                        f"#{older.number} “{one_line(older.statement, 80)}”; proposed: the newer, "
+                        f"#{newer.number}, replaces #{older.number}"
+                    ),
+                    state={newer.claim_id: "contested", older.claim_id: "contested"},
+                )
+            )
+            self.contradicted += 1
+
+    # 4. merge
+    def merges(self, pairs: dict[tuple[int, int], float], seen: set[str]) -> None:
+        neighbours: dict[int, list[int]] = defaultdict(list)
+        for (a, b), cosine in pairs.items():
+            first, second = self.states[a], self.states[b]
+            if cosine <= MERGE_COSINE or first.status != "active" or second.status != "active":
+                continue  # contested claims wait for their review
+            if self._opposite(a, b):
+                continue
+            neighbours[a].append(b)
+            neighbours[b].append(a)
+        order = sorted(
+            neighbours,
+            key=lambda i: (
+                -self.states[i].confidence,
+                -self.states[i].evidence_count,
+                self.states[i].number,
+            ),
+        )
+        taken: set[int] = set()
+        for seed in order:
+            if seed in taken:
+                continue
+            winner = self.states[seed]
+            members = sorted(n for n in neighbours[seed] if n not in taken)
+            if not members or winner.confidence <= MERGE_MIN_CONFIDENCE:
+                continue
+            taken.update([seed, *members])
+            losers = [self.states[m] for m in members]
+            losses = {s.number: lost(s.statement, winner.statement) for s in losers}
+            if any(losses.values()):
+                self._review_merge(winner, losers, losses, seen)
+                continue
+            self._merge(winner, losers)
+
+    def _review_merge(
+        self,
+        winner: ClaimState,
+        losers: list[ClaimState],
+        losses: dict[int, frozenset[str]],
+        seen: set[str],
+    ) -> None:
+        ids = (winner.claim_id, *(s.claim_id for s in losers))
+        key = " ".join(sorted(ids))
+        if key in seen:
+            return
+        seen.add(key)
+        missing = "; ".join(
+            f"#{number} says {', '.join(sorted(words))}"
+            for number, words in losses.items()
+            if words
+        )
+        others = ", ".join(f"#{s.number}" for s in losers)
+        self.items.append(
+            NewItem(
+                kind="merge",
+                claims=ids,
+                proposal="KEEP_BOTH",
+                reason=(
+                    f"{others} and #{winner.number} “{one_line(winner.statement, 80)}” are "
+                    f"similar, but merging would lose words ({missing}); proposed: keep both"
+                ),
+                state=dict.fromkeys(ids, "active"),
+            )
+        )
+
+    def _merge(self, winner: ClaimState, losers: list[ClaimState]) -> None:
+        lineage = list(winner.derived_from)
+        evidence = winner.evidence_count
+        for loser in losers:
+            reason = f"merge: #{loser.number} into #{winner.number} (nothing lost)"
+            self._set(loser, "status", "merged", reason)
+            self._set(loser, "merged_into", winner.claim_id, reason)
+            for item in (loser.claim_id, *loser.derived_from):
+                if item not in lineage:
+                    lineage.append(item)
+            evidence += loser.evidence_count
+            self.merged += 1
+        reason = f"merge: {', '.join(f'#{s.number}' for s in losers)} into #{winner.number}"
+        self._set(winner, "derived_from", tuple(lineage), reason)
+        self._set(winner, "evidence_count", evidence, reason)
+
+    # 5. deprecate
+    def deprecate(self) -> None:
+        for state in self.states:
+            if state.status in _LIVE and not state.pinned and state.confidence < DEPRECATE_BELOW:
+                reason = f"confidence {state.confidence:g} below {DEPRECATE_BELOW}"
+                self._set(state, "status", "deprecated", reason)
+                self.deprecated += 1
+
+    def settle(self) -> None:
+        """Record in each new review item its claims' statuses as the run leaves them (a
+        decision is refused once they change)."""
+        status = {s.claim_id: s.status for s in self.states}
+        self.items = [
+            replace(item, state={c: status[c] for c in item.claims}) for item in self.items
+        ]
+
+
+THRESHOLDS = (DEPRECATE_BELOW, MIN_CONFIDENCE)
+"""Confidences where retrieval changes its mind: below 0.3 a claim is deprecated, below 0.5
+it leaves the automatic memories (``model.MIN_CONFIDENCE``)."""
+
+
+def indexed_rows(changes: Sequence[FieldChange]) -> set[int]:
+    """The claims whose changes the search indexes must see: a new status, or a confidence
+    that crossed a retrieval threshold. Decay moves every claim's confidence a little each
+    run; re-indexing them all took 11 s after a run over 100k claims, and what search shows
+    of a claim's confidence is read from the store."""
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
+    rows = set()
+    for change in changes:
+        if change.field == "status":
+            rows.add(change.claim_row)
+        elif change.field == "confidence":
+            first.setdefault(change.claim_row, change.before)
+            last[change.claim_row] = change.after
+    for row, before in first.items():
+        after = last[row]
+        if any((before < limit) != (after < limit) for limit in THRESHOLDS):
+            rows.add(row)
+    return rows
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -1,0 +1,179 @@
+"""Writing one record at a time: ``claim add``, ``context add`` and ``claim retract`` on the
+command line, ``lspMemory.addClaim`` and "Remember selection" in the editor. Each is one call
+here, checked by the same rules as ``import`` (the record is handed to the importer in its
+interchange form), so a claim added by hand and an imported one cannot differ. A claim added
+without a type is classified (``services.memory.classify``); an imported one never is. A new claim
+supersedes the older claims its type's rule names (``services.memory.supersede``), in the same
+transaction; an imported one never does.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lsp_memory.errors import UserError
+from lsp_memory.ids import now
+from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context
+from lsp_memory.services.memory.classify import Classifier
+from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.services.memory.supersede import superseded
+from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.store.sqlite import Store
+
+
+class Records:
+    """One user's single-record writes."""
+
+    def __init__(
+        self,
+        store: Store,
+        user: str,
+        classifier: Classifier | None = None,
+        *,
+        vectors: Callable[[], VectorSide | None] | None = None,
+        supersede: Mapping[str, str] | None = None,
+    ) -> None:
+        """``vectors``: the vector side, asked for only when a rule compares statements
+        (None, or a side not loaded yet: the rules on the text alone apply). ``supersede``:
+        the setting's rule per claim type."""
+        self.store = store
+        self.user = user
+        self.classifier = classifier or Classifier()
+        self.vectors = vectors
+        self.supersede = supersede
+        self.last_superseded: list[Claim] = []
+        """The claims the last ``add_claim`` superseded, by number."""
+        self._vector: Any = None
+
+    def embed(self, statements: Sequence[str]) -> list[Any] | None:
+        """The statements' embeddings in one batch (kept in the vector cache, so indexing
+        them later costs nothing), or None without a vector side: many writes at once
+        (ingestion) pass them to ``add_claim`` instead of embedding one by one."""
+        side = self.vectors() if self.vectors is not None else None
+        if side is None or not statements:
+            return None
+        from lsp_memory.store.vectors import embed_cached
+
+        return list(embed_cached(side.embedder, side.cache, list(statements)))
+
+    def add_claim(
+        self,
+        statement: str,
+        *,
+        claim_type: str | None = None,
+        domain: str | None = None,
+        contexts: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        confidence: float | None = None,
+        pinned: bool = False,
+        entities: Sequence[str] = (),
+        supersede: bool = True,
+        derived_from: Sequence[str] = (),
+        valid_from: str | None = None,
+        vector: Any = None,
+    ) -> Claim:
+        """Store a new claim, of ``claim_type`` or else of the category the classifier
+        chooses; ``UserError`` with the reason when it is not acceptable. Unless
+        ``supersede`` is False, the claims it supersedes are marked so, and listed in
+        ``last_superseded``. ``derived_from``: the episodes it comes from; ``valid_from``:
+        since when it holds (a message's time); ``vector``: the statement's embedding when
+        the caller has it (``embed``), for the supersede check."""
+        self.last_superseded = []
+        self._vector = vector
+        if not statement.strip():
+            raise UserError("a claim needs a statement; the text is empty")
+        if claim_type and claim_type not in KNOWN_TYPES:
+            self._check_type(claim_type)
+        record: dict[str, Any] = {
+            "kind": "claim",
+            "statement": statement,
+            "claim_type": claim_type or self.classifier.classify(statement).category,
+        }
+        if domain:
+            record["context_domain"] = domain
+        if contexts:
+            record["contexts"] = list(contexts)
+        if tags:
+            record["tags"] = list(tags)
+        if confidence is not None:
+            record["confidence"] = confidence
+        if pinned:
+            record["pinned"] = True
+        if entities:
+            record["entities"] = list(entities)
+        if derived_from:
+            record["derived_from"] = list(derived_from)
+        if valid_from:
+            record["valid_from"] = valid_from
+        return add_record(
+            self.store,
+            record,
+            user=self.user,
+            supersedes=self._supersedes if supersede else None,
+        ).claims[0]
+
+    def _check_type(self, claim_type: str) -> None:
+        """``UserError`` for a type that is no category, not fact or decision, and on none of
+        the user's claims: most likely a typo, which would make a claim no rule knows."""
+        if self.store.has_claim_type(self.user, claim_type):
+            return
+        close = difflib.get_close_matches(claim_type, KNOWN_TYPES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UserError(
+            f"unknown claim type {claim_type!r}{hint}: use a category ({', '.join(CATEGORIES)}), "
+            "fact, decision, or a type your claims already have"
+        )
+
+    def _supersedes(self, claim: Claim) -> list[str]:
+        """The ids of the claims the new ``claim`` supersedes (kept in ``last_superseded``)."""
+        self.last_superseded = superseded(
+            self.store, self.user, claim, self.vectors, self.supersede, query_vector=self._vector
+        )
+        return [c.claim_id for c in self.last_superseded]
+
+    def add_context(
+        self,
+        name: str,
+        *,
+        parent: str | None = None,
+        description: str | None = None,
+        friendly_id: str | None = None,
+    ) -> Context:
+        """Store a new context; ``UserError`` with the reason when it is not acceptable."""
+        if not name.strip():
+            raise UserError("a context needs a name; the name is empty")
+        record: dict[str, Any] = {"kind": "context", "name": name}
+        if parent:
+            record["parent"] = parent
+        if description:
+            record["description"] = description
+        if friendly_id:
+            record["friendly_id"] = friendly_id
+        return add_record(self.store, record, user=self.user).contexts[0]
+
+    def retract(self, claim: Claim) -> bool:
+        """Mark ``claim`` retracted; False when it already was."""
+        if claim.status is ClaimStatus.RETRACTED:
+            return False
+        self.store.set_status(self.user, claim.claim_id, ClaimStatus.RETRACTED, now())
+        return True
+
+    def restore(self, claim: Claim) -> bool:
+        """Make a superseded, merged, deprecated or retracted ``claim`` active again, its
+        ``superseded_by``/``merged_into`` cleared; False when it already was active,
+        ``UserError`` when it is contested (still live: a dispute is not undone this way)."""
+        if claim.status is ClaimStatus.ACTIVE:
+            return False
+        if claim.status is ClaimStatus.CONTESTED:
+            raise UserError(
+                f"#{claim.number} @{claim.friendly_id} is contested, not superseded, merged, "
+                "deprecated or retracted: nothing to restore"
+            )
+        self.store.restore(self.user, claim.claim_id, now())
+        return True
+
+    def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:
+        """The user's claims by number (``claim list``)."""
+        return self.store.claims(self.user, statuses=statuses, limit=limit)
