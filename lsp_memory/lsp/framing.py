@@ -20,6 +20,8 @@ from typing import Any, Protocol
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from lsp_memory.lsp import internals
+
 MAX_BODY = 256 * 1024 * 1024
 """The largest message body read (bytes): a bigger ``Content-Length`` is a broken header."""
 
@@ -108,7 +110,7 @@ def answer(protocol: JsonRPCProtocol, request_id: Any, code: int, message: str) 
     """An error response, ``"id": null`` included when the id could not be read (pygls drops
     null members, and a response without an id is no response to a client)."""
     error = {"code": code, "message": message[:500]}
-    protocol._send_data({"jsonrpc": "2.0", "id": request_id, "error": error})
+    internals.send_raw(protocol, {"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 _HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"

@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol
 
+from lsp_memory.lsp import internals
 from lsp_memory.lsp.framing import answer
 
 _REJECTED = object()
@@ -38,7 +39,7 @@ class MemoryProtocol(LanguageServerProtocol):
                     if known
                     else types.ResponseError(code=-32601, message=f"Method Not Found: {method}")
                 )
-                self._send_response(request_id, error=problem)
+                internals.send_error(self, request_id, problem)
             return _REJECTED
 
     def handle_message(self, message: Any) -> None:

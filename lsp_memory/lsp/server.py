@@ -9,9 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
 from pygls.io_ import StdinAsyncReader, StdoutWriter
@@ -19,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
 from lsp_memory.config import Config
+from lsp_memory.lsp import dispatch, internals
 from lsp_memory.lsp.documents import Readable
 from lsp_memory.lsp.features import (
     code_lens,
@@ -57,6 +57,7 @@ FEATURES = (
 """Every capability module, registered in this order."""
 
 logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class MemoryServer(LanguageServer):
@@ -74,6 +75,16 @@ class MemoryServer(LanguageServer):
         # each feature whose answers the client keeps asks for them again.
         self.on_memory_changed: list[Callable[[MemoryServer], None]] = []
         self._asking: set[asyncio.Task[None]] = set()
+
+    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]:
+        """pygls's ``feature``, the handler run where ``dispatch.TABLE`` says."""
+        register = super().feature(feature_name, options)
+        return lambda handler: register(dispatch.routed(feature_name, handler))  # type: ignore[return-value]
+
+    def command(self, command_name: str) -> Callable[[F], F]:
+        """pygls's ``command``, the handler run where ``dispatch.TABLE`` says."""
+        register = super().command(command_name)
+        return lambda handler: register(dispatch.routed(command_name, handler))  # type: ignore[return-value]
 
     @property
     def documents(self) -> Readable:
@@ -120,13 +131,13 @@ class MemoryServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio until the client exits or the stream ends. A broken message
         header (see ``framing``) stops the server: one line on stderr, exit code 1."""
-        self._stop_event = stop = threading.Event()
+        stop = internals.stop_event(self)
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         broken = None
         try:
             broken = asyncio.run(
-                serve_stream(stop, reader, self.protocol, self._report_server_error)
+                serve_stream(stop, reader, self.protocol, internals.error_reporter(self))
             )
         except BrokenPipeError:
             logger.error("the client closed the connection: stopping")

@@ -1,13 +1,14 @@
 """What the server knows about its workspace: settings, the ``App`` it wires, the indexing
 thread, and where requests run.
 
-Three kinds of thread share one ``App`` (each with its own SQLite connection):
+Three kinds of thread share one ``App`` (each with its own SQLite connection); which
+request runs where is declared in ``dispatch.TABLE``:
 
 - the event loop answers the fast requests (completion, hover, definition, links, hints),
   each on a ``Snapshot`` taken when it starts;
-- ``REQUEST_WORKERS`` worker threads answer the slow ones (code lens, buildContext,
-  references, rename, workspace symbols, diagnostics) through ``run``, so completion and
-  hover never wait behind them;
+- ``REQUEST_WORKERS`` worker threads answer the slow ones and every write (code lens,
+  buildContext, references, rename, workspace symbols, diagnostics, addClaim, Remember
+  selection) through ``run``, so completion and hover never wait behind them;
 - the indexing thread is the one writer of the vaults and the indexes (``App.keeper``), and
   consolidates every ``consolidate_every`` when that is set.
 """
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 
 from lsp_memory.app import App, IndexReport, Snapshot
 from lsp_memory.config import Config, apply_settings, load_config
+from lsp_memory.lsp import dispatch
 from lsp_memory.model import Note
 from lsp_memory.services.block import ContextBlock, read_note
 from lsp_memory.services.conversations.sessions import recalled
@@ -129,7 +131,11 @@ class Session:
         return self.app.status()
 
     def reads(self) -> Snapshot:
-        """A read view for a request, in the calling thread."""
+        """A read view for a request, in the calling thread (never on the event loop in a
+        handler that ``dispatch`` runs in a worker)."""
+        refused = dispatch.reading_on_the_loop()
+        if refused is not None:
+            raise RuntimeError(refused)
         return self.app.snapshot(indexed=self.ready.is_set())
 
     async def run(self, work: Callable[[Snapshot], T]) -> T:

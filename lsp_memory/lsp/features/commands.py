@@ -5,7 +5,8 @@
 that cannot create files through an edit).
 
 ``buildContext`` returns the context block's JSON, built by the same service as
-``lsp-memory build-context``; it and ``search`` run in a worker thread.
+``lsp-memory build-context``. Every command but ``reindex`` does its work in a worker
+thread (``lsp/dispatch.py``): a write may classify, embed or wait for another writer.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from lsp_memory.lsp.convert import (
     open_texts,
     workspace_edit,
 )
+from lsp_memory.model import Claim
 from lsp_memory.services.editor.checks import create_note_file
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.services.memory.review import VERBS
@@ -120,18 +122,19 @@ def register(server: MemoryServer) -> None:
         return await session.run(found)
 
     @command("lspMemory.addClaim")
-    def add_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+    async def add_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: statement, then optionally claim type."""
         session = _session(ls)
         statement = _text(args[0] if args else None, "statement")
         claim_type = _text(args[1], "claim type") if len(args) > 1 and args[1] else None
-        records = session.reads().records()
-        claim = records.add_claim(statement, claim_type=claim_type)
+        claim, supersedes = await session.run(
+            lambda reads: _added(reads, statement, claim_type=claim_type)
+        )
         session.poke()
         return {
             **claim_record(claim),
             "reference": f"@{claim.friendly_id}",
-            "supersedes": [f"@{old.friendly_id}" for old in records.last_superseded],
+            "supersedes": supersedes,
         }
 
     @command(REMEMBER)
@@ -147,10 +150,8 @@ def register(server: MemoryServer) -> None:
         statement = selected_text(doc, where)
         if not statement:
             raise UserError("the selection is empty: select the text to remember")
-        records = session.reads().records()
-        claim = records.add_claim(statement)
+        claim, supersedes = await session.run(lambda reads: _added(reads, statement))
         session.poke()
-        supersedes = [f"@{old.friendly_id}" for old in records.last_superseded]
         reference = f"@{claim.friendly_id}"
         replaced = False
         if len(args) > 2 and args[2] is True:
@@ -202,7 +203,7 @@ def register(server: MemoryServer) -> None:
         return await session.run(lambda _reads: session.status())
 
     @command(CREATE_NOTE)
-    def create_note(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+    async def create_note(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: a new note's file URI and its text. The "Create note" quick fix of a
         client that cannot create files through an edit: only a Markdown file inside a vault
         that does not exist yet."""
@@ -212,7 +213,8 @@ def register(server: MemoryServer) -> None:
         path = Path(to_fs_path(uri) or "") if uri.startswith("file:") else None
         if path is None:
             raise UserError(f"{uri}: a note is a .md or .markdown file")
-        resolved = create_note_file(path, content, session.config.vaults)
+        vaults = session.config.vaults
+        resolved = await session.run(lambda _reads: create_note_file(path, content, vaults))
         session.poke(files=True)
         window = ls.client_capabilities.window
         shown = window.show_document if window is not None else None
@@ -238,6 +240,16 @@ def register(server: MemoryServer) -> None:
         outcome = await session.run(lambda reads: reads.reviewer().decide(number, verb))
         session.poke()
         return {"item": outcome.item, "run_id": outcome.run_id, "message": outcome.message}
+
+
+def _added(
+    reads: Snapshot, statement: str, claim_type: str | None = None
+) -> tuple[Claim, list[str]]:
+    """A new claim, written in a worker (it may classify, embed, or wait for another
+    writer), and the references of the claims it supersedes."""
+    records = reads.records()
+    claim = records.add_claim(statement, claim_type=claim_type)
+    return claim, [f"@{old.friendly_id}" for old in records.last_superseded]
 
 
 def _range(value: Any) -> types.Range:

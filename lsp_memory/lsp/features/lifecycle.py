@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from lsp_memory.lsp import internals
 from lsp_memory.lsp.documents import LspWorkspace
 from lsp_memory.lsp.session import Session
 
@@ -57,7 +58,7 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: MemoryServer, params: types.InitializeParams) -> None:
         # Before any document opens: documents split into lines as LSP says (see documents).
-        ls.protocol._workspace = LspWorkspace.like(ls.workspace)
+        internals.install_workspace(ls.protocol, LspWorkspace.like(ls.workspace))
         ls.session = Session.from_client(
             _options(params.initialization_options),
             _folders(params),
@@ -72,8 +73,8 @@ def register(server: MemoryServer) -> None:
                 return  # a second `initialized` (a client bug) changes nothing
             settings = await _editor_settings(ls)
             if settings:
-                session.close()  # nothing was started yet
-                session = ls.session = session.reconfigured(settings)
+                await asyncio.to_thread(session.close)  # nothing was started yet
+                session = ls.session = await asyncio.to_thread(session.reconfigured, settings)
             await _start(ls, session)
         await _watch_notes(ls)
         await _watch_settings(ls)
@@ -93,12 +94,14 @@ def register(server: MemoryServer) -> None:
             session = ls.session  # read after every await: the one serving now
             if settings is None or session is None:
                 return
-            fresh = session.reconfigured(settings)
+            # Opening a store, and closing one (it waits for its indexing thread), off the
+            # loop: requests are answered by the serving session meanwhile.
+            fresh = await asyncio.to_thread(session.reconfigured, settings)
             if fresh.config == session.config:
-                fresh.close()
+                await asyncio.to_thread(fresh.close)
                 return
-            session.close()
             ls.session = fresh
+            await asyncio.to_thread(session.close)
             ls.window_log_message(
                 types.LogMessageParams(
                     type=types.MessageType.Info,
