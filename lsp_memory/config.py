@@ -50,7 +50,7 @@ class Tier:
 
 
 @dataclass(frozen=True, slots=True)
-class Tiers:
+class TierSettings:
     """The automatic-memory tiers of docs/reference.md, The context block, with its defaults."""
 
     core: Tier = Tier(("identity", "preference", "relationship"), 15)
@@ -108,7 +108,7 @@ class Config:
     # Diagnostic kind → error, warning, information, hint or off (that kind not reported).
     # Left out of the hash (a mapping has none), so a Config stays hashable.
     severities: Mapping[str, str] = field(default_factory=lambda: DIAGNOSTIC_SEVERITIES, hash=False)
-    tiers: Tiers = field(default_factory=Tiers)  # build-context's automatic memories
+    tiers: TierSettings = field(default_factory=TierSettings)  # build-context's automatic memories
     # A program that classifies claims instead of the built-in classifier (a local LLM, say).
     classifier_command: str | None = None
     classifier_timeout_s: float = 10.0  # how long it may take before the built-in answers
@@ -257,10 +257,10 @@ def _tier(name: str, value: object, default: Tier) -> Tier:
     return tier
 
 
-def _tiers(value: object, _base: Path) -> Tiers:
+def _tiers(value: object, _base: Path) -> TierSettings:
     if not isinstance(value, Mapping):
         raise TypeError(f"expected a table of tiers ({', '.join(_TIER_KEYS)})")
-    tiers = Tiers()
+    tiers = TierSettings()
     for name, table in value.items():
         if name not in _TIER_KEYS:
             raise TypeError(f"unknown tier {name!r} (expected {', '.join(_TIER_KEYS)})")

@@ -4,7 +4,7 @@ resolution.
 Pure over files: depends on :mod:`lsp_memory.model` and :mod:`lsp_memory.refs` only (and
 PyYAML for front matter). :func:`parse_note` turns one file's bytes into a
 :class:`~lsp_memory.model.Note`; a :class:`Vault` keeps the notes of one folder current and
-resolves links among them; a :class:`VaultView` is one snapshot of it, what a request reads.
+resolves links among them; a :class:`VaultView` is one note set of it, what a request reads.
 """
 
 from lsp_memory.notes.parse import MAX_NOTE_BYTES, parse_note

@@ -3,7 +3,7 @@ path, matched against what was typed at four levels, best first — 0 a name sta
 1 a word of a name does (words split at white space, ``/``, ``_``, ``.``, ``-``), 2 a name
 contains it, 3 a name has its letters in order.
 
-Built once per vault snapshot: every name casefolded, one per line, in one string, instead
+Built once per note set: every name casefolded, one per line, in one string, instead
 of a Python loop over every note per keystroke (101 ms at 10 000 notes). Names that start
 with the input come from a sorted list by bisection; when they are too few, one literal
 search finds levels 0-2 (where each occurrence starts says which); only when still too few
@@ -19,14 +19,14 @@ from collections.abc import Mapping
 
 from lsp_memory.model import Note
 from lsp_memory.notes.derived import derived
-from lsp_memory.notes.snapshot import Snapshot
+from lsp_memory.notes.noteset import NoteSet
 
 _SEPARATORS = r"\s/_.\-"
 _SEPARATOR = re.compile(f"[{_SEPARATORS}]")
 
 
 class NameIndex:
-    """The names of one snapshot's notes, searchable by what a user typed."""
+    """The names of one note set's notes, searchable by what a user typed."""
 
     def __init__(self, notes: Mapping[str, Note]) -> None:
         lines: list[str] = []
@@ -101,10 +101,10 @@ def _in_order(want: str) -> re.Pattern[str]:
     return re.compile(re.escape(want[0]) + steps)
 
 
-def names_of(snapshot: Snapshot) -> NameIndex:
-    """The name index of ``snapshot``, built on first use (at 10 000 notes, ~70 ms)."""
-    return derived(snapshot, _build)
+def names_of(noteset: NoteSet) -> NameIndex:
+    """The name index of ``noteset``, built on first use (at 10 000 notes, ~70 ms)."""
+    return derived(noteset, _build)
 
 
-def _build(snapshot: Snapshot) -> NameIndex:
-    return NameIndex(snapshot.notes)
+def _build(noteset: NoteSet) -> NameIndex:
+    return NameIndex(noteset.notes)

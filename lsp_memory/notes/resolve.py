@@ -1,4 +1,4 @@
-"""``[[link]]`` resolution over one vault snapshot (docs/reference.md, Notes): which note a target
+"""``[[link]]`` resolution over one note set (docs/reference.md, Notes): which note a target
 names,
 which heading of it, and which rule makes a target name a note.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from lsp_memory.model import Heading, Note, NoteTarget
+from lsp_memory.notes.noteset import ALIAS, NAME, PATH, TITLE, NoteSet, fold, index_keys
 from lsp_memory.notes.parse import loose_key
-from lsp_memory.notes.snapshot import ALIAS, NAME, PATH, TITLE, Snapshot, fold, index_keys
 
 __all__ = ["link_form", "resolve_link"]
 
@@ -37,8 +37,8 @@ def link_form(note: Note, target: str) -> str | None:
     return None
 
 
-def resolve_link(snapshot: Snapshot, target: str, heading: str | None) -> NoteTarget:
-    """:meth:`~lsp_memory.notes.vault.Vault.resolve` over one snapshot."""
+def resolve_link(noteset: NoteSet, target: str, heading: str | None) -> NoteTarget:
+    """:meth:`~lsp_memory.notes.vault.Vault.resolve` over one note set."""
     wanted = target.strip()
     segments = _SEGMENT_SEPARATORS.split(wanted)
     if _ABSOLUTE.match(wanted) or ".." in segments:
@@ -50,10 +50,10 @@ def resolve_link(snapshot: Snapshot, target: str, heading: str | None) -> NoteTa
     folded = fold(wanted)
     lookups += [(TITLE, folded), (ALIAS, folded), (NAME, folded)]
     for step, key in lookups:
-        paths = snapshot.keys[step].get(key)
+        paths = noteset.keys[step].get(key)
         if paths:
             ranked = sorted(paths, key=lambda p: (len(p), p))
-            candidates = tuple(snapshot.notes[p] for p in ranked)
+            candidates = tuple(noteset.notes[p] for p in ranked)
             return _with_heading(candidates, heading)
     return NoteTarget(note=None, error=f"Note not found: {target}")
 

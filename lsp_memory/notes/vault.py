@@ -2,12 +2,12 @@
 resolution (docs/reference.md, Notes).
 
 Which files are notes, and how excludes and symlinks count: :mod:`lsp_memory.notes.walk`.
-The notes and their link index live in an immutable :mod:`~lsp_memory.notes.snapshot`;
+The notes and their link index live in an immutable :mod:`~lsp_memory.notes.noteset`;
 links resolve over one with :mod:`lsp_memory.notes.resolve`.
 
 One writer at a time (scan, update, update_text); readers (``notes``, ``resolve``,
-``backlinks``) may run on other threads: every write publishes a new snapshot instead of
-changing the one readers hold. A request reads a ``VaultView``: one snapshot for all of it.
+``backlinks``) may run on other threads: every write publishes a new note set instead of
+changing the one readers hold. A request reads a ``VaultView``: one note set for all of it.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from types import MappingProxyType
 from lsp_memory.model import Note, NoteTarget, Reference
 from lsp_memory.notes.derived import derived
 from lsp_memory.notes.names import NameIndex, names_of
+from lsp_memory.notes.noteset import EMPTY, NoteSet
 from lsp_memory.notes.parse import build_note
 from lsp_memory.notes.resolve import resolve_link
 from lsp_memory.notes.saved import SavedScan
-from lsp_memory.notes.snapshot import EMPTY, Snapshot
 from lsp_memory.notes.walk import Folder, Found, Unreadable
 from lsp_memory.runtime import collector_paused
 
@@ -49,22 +49,22 @@ class ScanResult:
 
 
 class VaultView:
-    """The notes of one vault as one snapshot has them, their ``[[link]]`` resolution and
+    """The notes of one vault as one note set has them, their ``[[link]]`` resolution and
     backlinks: what a request reads (``Vault.view``), unchanged by later scans."""
 
-    def __init__(self, root: Path, folder: Folder, snapshot: Snapshot) -> None:
+    def __init__(self, root: Path, folder: Folder, noteset: NoteSet) -> None:
         self.root = root
         self._folder = folder
-        self._snapshot = snapshot
+        self._noteset = noteset
 
     @property
     def notes(self) -> Mapping[str, Note]:
-        """Every note, by vault-relative POSIX path (a read-only snapshot)."""
-        return MappingProxyType(self._snapshot.notes)
+        """Every note, by vault-relative POSIX path (read-only)."""
+        return MappingProxyType(self._noteset.notes)
 
     def names(self) -> NameIndex:
-        """The notes' names, searchable as a user types ``[[`` (built once per snapshot)."""
-        return names_of(self._snapshot)
+        """The notes' names, searchable as a user types ``[[`` (built once per note set)."""
+        return names_of(self._noteset)
 
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
         """What ``[[target#heading]]`` names (docs/reference.md, Notes), first hit wins.
@@ -77,35 +77,35 @@ class VaultView:
         that the note lacks leaves ``heading`` None and says so in ``error``; the note is
         still returned.
         """
-        return resolve_link(self._snapshot, target, heading)
+        return resolve_link(self._noteset, target, heading)
 
     def note_at(self, path: Path) -> Note | None:
         """The note indexed for the file ``path`` (absolute, or relative to the vault), or
         None when it is outside the vault or not a note."""
         relative = self._folder.relative(path)
-        return None if relative is None else self._snapshot.notes.get(relative)
+        return None if relative is None else self._noteset.notes.get(relative)
 
     def backlinks(self, path: str) -> list[tuple[Note, Reference]]:
         """The links of other notes that resolve to the note at ``path``, by source path and
-        position. From the snapshot's reverse links, built on first use: resolving every
+        position. From the note set's reverse links, built on first use: resolving every
         link of 10 000 notes per hover took 55 ms."""
-        notes = self._snapshot.notes
+        notes = self._noteset.notes
         return [
             (notes[source], link)
-            for source, link in derived(self._snapshot, _reverse_links).get(path, ())
+            for source, link in derived(self._noteset, _reverse_links).get(path, ())
             if source != path
         ]
 
 
-def _reverse_links(snapshot: Snapshot) -> dict[str, list[tuple[str, Reference]]]:
+def _reverse_links(noteset: NoteSet) -> dict[str, list[tuple[str, Reference]]]:
     """Target path → (source path, link) of every link that resolves, by source path and
     position; each distinct link text resolved once."""
     resolved: dict[str, str | None] = {}
     found: dict[str, list[tuple[str, Reference]]] = {}
-    for source_path in sorted(snapshot.notes):
-        for link in snapshot.notes[source_path].links:
+    for source_path in sorted(noteset.notes):
+        for link in noteset.notes[source_path].links:
             if link.target not in resolved:
-                note = resolve_link(snapshot, link.target, None).note
+                note = resolve_link(noteset, link.target, None).note
                 resolved[link.target] = note.path if note is not None else None
             target = resolved[link.target]
             if target is not None:
@@ -114,7 +114,7 @@ def _reverse_links(snapshot: Snapshot) -> dict[str, list[tuple[str, Reference]]]
 
 
 class Vault(VaultView):
-    """The notes of one folder, kept current; reading it reads its latest snapshot."""
+    """The notes of one folder, kept current; reading it reads its latest note set."""
 
     def __init__(
         self, root: Path, *, excludes: Sequence[str] = (), saved: Path | None = None
@@ -132,9 +132,9 @@ class Vault(VaultView):
         self._first_scan = True
 
     def view(self) -> VaultView:
-        """The vault as it is now, for one request: later scans publish new snapshots and
+        """The vault as it is now, for one request: later scans publish new note sets and
         leave this one as it was."""
-        return VaultView(self.root, self._folder, self._snapshot)
+        return VaultView(self.root, self._folder, self._noteset)
 
     def scan(self) -> ScanResult:
         """Bring the vault up to date with the disk.
@@ -153,7 +153,7 @@ class Vault(VaultView):
             result = self._refresh(found, None, warnings, started, loaded or ())
             if loaded is not None:
                 # A first scan reports every note's warnings, read now or before.
-                current = self._snapshot.notes
+                current = self._noteset.notes
                 again = {*result.added, *result.changed}
                 kept = [w for p in sorted(current) if p not in again for w in current[p].warnings]
                 result = replace(result, warnings=(*result.warnings, *kept))
@@ -166,7 +166,7 @@ class Vault(VaultView):
         """On the first scan, publish the saved scan's notes (so readers have them at once)
         and return the paths to read again whatever their stat says; None without one."""
         first, self._first_scan = self._first_scan, False
-        if self._saved is None or not first or self._snapshot is not EMPTY:
+        if self._saved is None or not first or self._noteset is not EMPTY:
             return None
         found = self._saved.load()
         if found is None:
@@ -193,7 +193,7 @@ class Vault(VaultView):
         self._buffers.discard(relative)
         full = self.root / relative
         prefix = relative + "/"
-        if full.is_dir() or any(p.startswith(prefix) for p in self._snapshot.notes):
+        if full.is_dir() or any(p.startswith(prefix) for p in self._noteset.notes):
             return self.scan()
         warnings: list[str] = []
         found: dict[str, Found] = {}
@@ -248,7 +248,7 @@ class Vault(VaultView):
     ) -> ScanResult:
         """Make the notes under ``scope`` (every path when None) those of ``found``: read
         what changed on disk (and every path in ``force``), parse what changed in content."""
-        old = self._snapshot.notes
+        old = self._noteset.notes
         forced = set(force)
         put: dict[str, Note] = {}
         vanished: set[str] = set()
@@ -300,9 +300,9 @@ class Vault(VaultView):
         )
 
     def _publish(self, put: Mapping[str, Note], removed: Iterable[str]) -> None:
-        """Publish a new snapshot with the notes of ``put`` set and those of ``removed``
+        """Publish a new note set with the notes of ``put`` set and those of ``removed``
         gone."""
         removed = list(removed)
         if not put and not removed:
             return
-        self._snapshot = self._snapshot.updated(put, removed)
+        self._noteset = self._noteset.updated(put, removed)

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsp_memory.app import App
-from lsp_memory.config import Config, Tier, Tiers
+from lsp_memory.config import Config, Tier, TierSettings
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.services.block import (
     ENTITY_NOTES,
@@ -41,7 +41,7 @@ from tests.conftest import DATA, KB, USER
 
 CONTEXT = DATA / "context"
 GOLDEN = DATA / "golden"
-OFF = Tiers(Tier(max=0), Tier(max=0), Tier(max=0), Tier(max=0))
+OFF = TierSettings(Tier(max=0), Tier(max=0), Tier(max=0), Tier(max=0))
 """No automatic memories: the goldens of other sections show only what they test (and the
 global pin #42)."""
 
@@ -68,13 +68,15 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     opened.close()
 
 
-def assembler(app: App, tiers: Tiers | None = None, budget: int = 4000) -> Assembler:
+def assembler(app: App, tiers: TierSettings | None = None, budget: int = 4000) -> Assembler:
     return Assembler(
         app.store, app.snapshot().resolver(), None, user=USER, tiers=tiers, budget=budget
     )
 
 
-def build(app: App, text: str, *, tiers: Tiers | None = None, **options: Any) -> ContextBlock:
+def build(
+    app: App, text: str, *, tiers: TierSettings | None = None, **options: Any
+) -> ContextBlock:
     return assembler(app, tiers).build(text, path="prompt.md", **options)
 
 
@@ -217,16 +219,18 @@ def test_automatic_memories_skip_low_confidence_dead_and_shown_claims(app: App) 
 
 
 def test_tiers_follow_the_configuration(app: App) -> None:
-    only_core = Tiers(Tier(("relationship",), 1), Tier(max=0), Tier(max=0), Tier(max=0))
+    only_core = TierSettings(Tier(("relationship",), 1), Tier(max=0), Tier(max=0), Tier(max=0))
     block = build(app, "", tiers=only_core)
     auto = [i for i in section(block, "User memory") if i["label"] == "AUTO"]
     # Newest relationship claim: #8 (03-04) before #15 (01-20).
     assert [(i["number"], i["tier"]) for i in auto] == [(8, "core")]
     # The active tier's window ends at the newest claim update (#13, 2024-03-11), not now:
     # goal/constraint claims #11 (02-15) and #16 (01-25) are older than 14 days; 30 keeps #11.
-    active = Tiers(Tier(max=0), Tiers().active, Tier(max=0), Tier(max=0))
+    active = TierSettings(Tier(max=0), TierSettings().active, Tier(max=0), Tier(max=0))
     assert [i["number"] for i in section(build(app, "", tiers=active), "User memory")] == [42]
-    wider = Tiers(Tier(max=0), replace(Tiers().active, days=30.0), Tier(max=0), Tier(max=0))
+    wider = TierSettings(
+        Tier(max=0), replace(TierSettings().active, days=30.0), Tier(max=0), Tier(max=0)
+    )
     numbers = [i["number"] for i in section(build(app, "", tiers=wider), "User memory")]
     assert numbers == [42, 11]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_memory.config import Config, Tier, Tiers, apply_settings
+from lsp_memory.config import Config, Tier, TierSettings, apply_settings
 from lsp_memory.model import Claim, ClaimStatus, Heading, Note
 from lsp_memory.services.block import (
     DOCUMENTS,
@@ -335,7 +335,7 @@ def test_tier_settings_override_only_what_they_name() -> None:
     assert warnings == []
     assert config.tiers.core == Tier(("identity", "preference", "relationship"), 3)
     assert config.tiers.active == Tier(("goal",), 15, 7.0)
-    assert config.tiers.semantic == Tiers().semantic
+    assert config.tiers.semantic == TierSettings().semantic
 
 
 def test_bad_tier_settings_warn_and_keep_the_defaults() -> None:
@@ -350,5 +350,5 @@ def test_bad_tier_settings_warn_and_keep_the_defaults() -> None:
         [1, 2],
     ):
         config, warnings = apply_settings(Config(), {"tiers": bad}, base=Path(), origin="test")
-        assert config.tiers == Tiers()
+        assert config.tiers == TierSettings()
         assert len(warnings) == 1 and "tiers" in warnings[0] and "default" in warnings[0]

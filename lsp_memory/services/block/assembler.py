@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lsp_memory import refs
-from lsp_memory.config import Tiers
+from lsp_memory.config import TierSettings
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import Note, RefKind
 from lsp_memory.services.block.budget import fit
@@ -33,7 +33,7 @@ class Assembler:
         search: Callable[[], HybridSearch | None] | None = None,
         *,
         user: str,
-        tiers: Tiers | None = None,
+        tiers: TierSettings | None = None,
         budget: int = 1500,
         counter: Callable[[], TokenCounter] = o200k,
         note_text: Callable[[Note], str] = read_note,
@@ -44,7 +44,7 @@ class Assembler:
         self.store = store
         self.resolver = resolver
         self.user = user
-        self.tiers = tiers or Tiers()
+        self.tiers = tiers or TierSettings()
         self.budget = budget
         self._search = search
         self._counter = counter

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from lsp_memory.config import Tiers
+from lsp_memory.config import TierSettings
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, Claim, doc_id, doc_key
 from lsp_memory.services.block.claims import claim_data, claim_line
 from lsp_memory.services.block.pieces import MEMORY, P_AUTO, Build, Piece, fold
@@ -57,7 +57,7 @@ def add_automatic(
     *,
     store: Store,
     user: str,
-    tiers: Tiers,
+    tiers: TierSettings,
     load_search: Callable[[], HybridSearch | None] | None,
 ) -> None:
     """The automatic memories for ``query`` as AUTO claims, ``now`` (seconds since the

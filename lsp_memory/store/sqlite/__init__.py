@@ -46,7 +46,7 @@ from lsp_memory.store.sqlite.lifecycle import (
     StaleError,
 )
 from lsp_memory.store.sqlite.rename import Renames
-from lsp_memory.store.sqlite.tiers import Tiers
+from lsp_memory.store.sqlite.tiers import TierQueries
 from lsp_memory.store.sqlite.writer import Batch, BulkWrites, UserKeys
 
 __all__ = [
@@ -74,7 +74,7 @@ __all__ = [
 
 
 # BulkWrites comes before Entities: it is one (its ``keys`` reads the entity types).
-class Store(Claims, Tiers, Contexts, BulkWrites, Entities, ChangeLog, Renames, Lifecycle):
+class Store(Claims, TierQueries, Contexts, BulkWrites, Entities, ChangeLog, Renames, Lifecycle):
     """An open store. Not shared between threads; open one per thread or process."""
 
 

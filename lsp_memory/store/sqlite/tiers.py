@@ -13,7 +13,7 @@ from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader
 _NEWEST = "ORDER BY c.updated_at DESC, c.number DESC"
 
 
-class Tiers(ClaimLoader):
+class TierQueries(ClaimLoader):
     """Pinned claims, claims of given types, the newest claims, and the user's last update."""
 
     @_translated

@@ -1,7 +1,7 @@
-"""The immutable snapshot of a vault's notes and its link index: per resolution step of
-docs/reference.md, Notes (path, title, alias, file name), casefolded key → paths.
+"""A vault's note set: its notes at one moment and their link index (per resolution step of
+docs/reference.md, Notes — path, title, alias, file name — casefolded key → paths).
 
-A snapshot is never changed once published: :meth:`Snapshot.updated` copies what it changes,
+A note set is never changed once published: :meth:`NoteSet.updated` copies what it changes,
 so readers on other threads keep a consistent view while the vault's one writer moves on.
 """
 
@@ -13,22 +13,22 @@ from dataclasses import dataclass
 from lsp_memory.model import Note
 from lsp_memory.notes.walk import NOTE_SUFFIXES
 
-__all__ = ["ALIAS", "EMPTY", "NAME", "PATH", "TITLE", "Snapshot", "fold", "index_keys"]
+__all__ = ["ALIAS", "EMPTY", "NAME", "PATH", "TITLE", "NoteSet", "fold", "index_keys"]
 
 # Resolution steps of docs/reference.md, Notes, in order; each has its own index.
 PATH, TITLE, ALIAS, NAME = range(4)
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class NoteSet:
     """The notes by path and, per resolution step, casefolded key → paths (never mutated
     once published)."""
 
     notes: dict[str, Note]
     keys: tuple[dict[str, tuple[str, ...]], ...]
 
-    def updated(self, put: Mapping[str, Note], removed: Sequence[str]) -> Snapshot:
-        """A new snapshot with the notes of ``put`` set and those of ``removed`` gone; the
+    def updated(self, put: Mapping[str, Note], removed: Sequence[str]) -> NoteSet:
+        """A new note set with the notes of ``put`` set and those of ``removed`` gone; the
         index keys of notes whose content did not change are kept as they are."""
         old = self
         new_keys = {path: index_keys(note) for path, note in put.items()}
@@ -49,10 +49,10 @@ class Snapshot:
             notes[path] = note
         for path in moved:
             _index(keys, path, new_keys[path])
-        return Snapshot(notes, keys)
+        return NoteSet(notes, keys)
 
 
-EMPTY = Snapshot({}, ({}, {}, {}, {}))
+EMPTY = NoteSet({}, ({}, {}, {}, {}))
 
 
 def fold(text: str) -> str:
