@@ -3,12 +3,13 @@ functions."""
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import unicodedata
 import uuid
 from collections.abc import Callable, Container
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 MAX_FRIENDLY_ID = 60
 MAX_WORDS = 3
@@ -123,16 +124,37 @@ _SECONDS_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z
 _STORED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
-def _stored(moment: datetime) -> str:
-    """The stored form: UTC, microseconds, ``Z`` (isoformat is C; strftime was a tenth of an
-    import's time)."""
+def stored(moment: datetime) -> str:
+    """The stored form of a moment: UTC, microseconds, ``Z`` (isoformat is C; strftime was
+    a tenth of an import's time). A naive moment is taken as UTC."""
     utc = moment.astimezone(UTC) if moment.tzinfo is not None else moment
     return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
+def moment_of(stamp: str) -> datetime:
+    """A stored (or any ISO 8601) timestamp as an aware UTC-based datetime; a naive one is
+    taken as UTC. Raises ``ValueError``."""
+    text = stamp.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def seconds(stamp: str | None) -> float:
+    """A timestamp as seconds since the epoch (0 when absent)."""
+    return moment_of(stamp).timestamp() if stamp else 0.0
+
+
+def stamp_at(epoch_seconds: float) -> str:
+    """Seconds since the epoch (whole seconds) as a stored timestamp."""
+    when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=math.floor(epoch_seconds))
+    return stored(when)
+
+
 def now() -> str:
     """The current time as a stored timestamp."""
-    return _stored(datetime.now(UTC))
+    return stored(datetime.now(UTC))
 
 
 def timestamp(value: str) -> str:
@@ -151,4 +173,4 @@ def timestamp(value: str) -> str:
         return value
     if _SECONDS_Z.fullmatch(value):
         return value[:19] + ".000000Z"
-    return _stored(moment)
+    return stored(moment)

@@ -21,14 +21,14 @@ ordering breaks ties by claim number (or document order).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from lsp_memory.config import TierSettings
+from lsp_memory.ids import seconds, stamp_at
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, Claim, doc_id, doc_key
 from lsp_memory.services.block.claims import claim_data, claim_line
 from lsp_memory.services.block.pieces import MEMORY, P_AUTO, Build, Piece, fold
@@ -47,7 +47,7 @@ def anchor(store: Store, user: str) -> float:
     stamp = store.last_update(user)
     if stamp is None:
         return datetime.now(UTC).timestamp()
-    return _epoch(stamp)
+    return seconds(stamp)
 
 
 def add_automatic(
@@ -92,7 +92,7 @@ def add_automatic(
     )
     since = None
     if tiers.active.days is not None:
-        since = _stamp(now - tiers.active.days * 86_400)
+        since = stamp_at(now - tiers.active.days * 86_400)
     active_limit = tiers.active.max + extra
     active_types = tuple(tiers.active.types)
     take(
@@ -163,7 +163,7 @@ def add_automatic(
     ranked: list[tuple[float, int, Claim, str, float, float]] = []
     for claim_id, (claim, tier) in candidates.items():
         sim = similarity.get(doc_id("claim", claim_id), 0.0)
-        rec = recency(int(_epoch(claim.updated_at)), now)
+        rec = recency(int(seconds(claim.updated_at)), now)
         score = weight_sim * sim + weight_conf * claim.confidence + weight_rec * rec
         ranked.append((round(score, 9), claim.number, claim, tier, sim, rec))
     ranked.sort(key=lambda row: (-row[0], row[1]))
@@ -224,19 +224,3 @@ class _Kept:
         if self._matrix is None:
             self._matrix = np.array(self._rows, dtype=np.float32)
         return float(np.max(self._matrix @ np.asarray(vector, dtype=np.float32)))
-
-
-def _epoch(stamp: str) -> float:
-    text = stamp.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def _stamp(seconds: float) -> str:
-    """Seconds since the epoch as a stored timestamp (UTC, microseconds, ``Z``)."""
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=math.floor(seconds))
-    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

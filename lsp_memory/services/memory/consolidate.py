@@ -28,9 +28,9 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lsp_memory import ids
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, doc_id
@@ -202,7 +202,9 @@ class Consolidation:
         last = self.store.last_run(self.user)
         if last is None:
             return True
-        return (_parse(self.clock()) - _parse(last.created_at)).total_seconds() >= every
+        return (
+            ids.moment_of(self.clock()) - ids.moment_of(last.created_at)
+        ).total_seconds() >= every
 
     def undo(self, run_id: int) -> int:
         """Put back what run ``run_id`` changed; how many changes. ``UserError`` for an
@@ -255,7 +257,7 @@ class _Plan:
     ) -> None:
         self.states = states
         self.now = now
-        self.moment = _parse(now)
+        self.moment = ids.moment_of(now)
         self.matrix = matrix
         self.vectors = vectors
         self.changes: list[FieldChange] = []
@@ -308,7 +310,7 @@ class _Plan:
             if state.pinned:
                 continue
             start = max(t for t in (state.created_at, state.evidence_at, last and last.now) if t)
-            days = (self.moment - _parse(start)).total_seconds() / 86_400
+            days = (self.moment - ids.moment_of(start)).total_seconds() / 86_400
             if days <= 0:
                 continue
             after = round(state.confidence * math.exp(-DECAY_PER_DAY * days), 4)
@@ -528,7 +530,3 @@ def indexed_rows(changes: Sequence[FieldChange]) -> set[int]:
         if any((before < limit) != (after < limit) for limit in THRESHOLDS):
             rows.add(row)
     return rows
-
-
-def _parse(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

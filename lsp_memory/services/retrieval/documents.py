@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
+from lsp_memory import ids
 from lsp_memory.model import Claim, Context, Entity, Note, doc_id
 from lsp_memory.store.fulltext import TextDoc
 from lsp_memory.store.sqlite import Episode
 
 
 def epoch(stamp: str | None) -> int:
-    """A stored timestamp as seconds since the epoch (0 when absent)."""
-    if not stamp:
-        return 0
-    return int(datetime.fromisoformat(stamp.rstrip("Z")).replace(tzinfo=UTC).timestamp())
+    """A stored timestamp as whole seconds since the epoch (0 when absent)."""
+    return int(ids.seconds(stamp))
 
 
 def _words(ids: Iterable[str] | None) -> str:
