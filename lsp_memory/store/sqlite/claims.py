@@ -143,31 +143,13 @@ class Claims(ClaimLoader):
     def claims_in_context(self, user: str, context_id: str) -> list[Claim]:
         """Live claims linked to the context or any descendant (depth ≤ 10, cycle-safe),
         each once, newest first."""
-        hits = f"""
-        WITH RECURSIVE tree(id, depth) AS (
-            SELECT id, 0 FROM contexts WHERE context_id = ? AND user = ?
-            UNION
-            SELECT x.id, tree.depth + 1 FROM tree JOIN contexts x ON x.parent = tree.id
-            WHERE tree.depth < {MAX_TREE_DEPTH} AND x.user = ?
-        ),
-        hits(id) AS (
-            SELECT DISTINCT l.claim FROM tree CROSS JOIN context_claims l ON l.context = tree.id
-        )"""
+        hits = _subtree_claims("contexts", "context_id", "context_claims", "context")
         return self._load(_grouped_claims(hits), (context_id, user, user, user), links=False)
 
     @_translated
     def claims_with_tag(self, user: str, friendly_id: str) -> list[Claim]:
         """Live claims carrying the tag or any descendant tag, newest first."""
-        hits = f"""
-        WITH RECURSIVE tree(id, depth) AS (
-            SELECT id, 0 FROM tags WHERE friendly_id = ? AND user = ?
-            UNION
-            SELECT t.id, tree.depth + 1 FROM tree JOIN tags t ON t.parent = tree.id
-            WHERE tree.depth < {MAX_TREE_DEPTH} AND t.user = ?
-        ),
-        hits(id) AS (
-            SELECT DISTINCT l.claim FROM tree CROSS JOIN claim_tags l ON l.tag = tree.id
-        )"""
+        hits = _subtree_claims("tags", "friendly_id", "claim_tags", "tag")
         return self._load(_grouped_claims(hits), (friendly_id, user, user, user), links=False)
 
     @_translated
@@ -285,6 +267,22 @@ class Claims(ClaimLoader):
             (user,),
         )
         return [str(row[0]) for row in rows]
+
+
+def _subtree_claims(tree: str, key: str, links: str, link: str) -> str:
+    """The CTE ``hits(id)``: the claims linked (through ``links.link``) to the node of
+    ``tree`` whose ``key`` is the first parameter, or to any descendant (depth ≤
+    ``MAX_TREE_DEPTH``, cycle-safe); parameters: key, user, user."""
+    return f"""
+        WITH RECURSIVE tree(id, depth) AS (
+            SELECT id, 0 FROM {tree} WHERE {key} = ? AND user = ?
+            UNION
+            SELECT x.id, tree.depth + 1 FROM tree JOIN {tree} x ON x.parent = tree.id
+            WHERE tree.depth < {MAX_TREE_DEPTH} AND x.user = ?
+        ),
+        hits(id) AS (
+            SELECT DISTINCT l.claim FROM tree CROSS JOIN {links} l ON l.{link} = tree.id
+        )"""
 
 
 def _like(text: str) -> str:
