@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Collection, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,12 @@ from lsp_memory.services.conversations.ingest import Ingester
 from lsp_memory.services.conversations.sessions import Sessions
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.consolidate import Consolidation
+from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
 from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
 from lsp_memory.services.retrieval.embedding import VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
-from lsp_memory.services.retrieval.search import HybridSearch
+from lsp_memory.services.retrieval.search import HybridSearch, Mode, hit_record
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -241,13 +243,50 @@ class App:
                     catalog.close()
         found["index"] = {"embedded": embedded, "pending": pending}
         found["paths"] = {
-            "store": str(self.store.path),
+            "store": str(self.store_file),
             "index": str(self.index_folder),
             "vaults": [str(root) for root in self.config.vaults],
         }
         return found
 
     # -- reading and writing ----------------------------------------------------------------
+
+    @property
+    def store_file(self) -> Path:
+        """The store's SQLite file (what ``import`` names as written into)."""
+        return self.store.path
+
+    def import_records(self, data: bytes, *, source: str) -> ImportSummary:
+        """Import a JSONL file's records for this user, all or none (``import``)."""
+        return import_records(self.store, data, user=self.config.user, source=source)
+
+    def export_records(self) -> Iterator[str]:
+        """This user's records as JSONL lines (``export``)."""
+        return export_records(self.store, self.config.user)
+
+    def search_records(
+        self,
+        query: str,
+        *,
+        kinds: Collection[str] | None,
+        statuses: Collection[str] | None,
+        k: int,
+        mode: Mode = "hybrid",
+        diverse: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The hits of ``hybrid_search`` as JSON (``hit_record``: a claim's number, status and
+        confidence as the store has them), over the indexes as they are — without scanning the
+        vaults as a snapshot would (``search``, the MCP server's ``search_memory``)."""
+        hits = self.hybrid_search().search(
+            query,
+            user=self.config.user,
+            kinds=kinds,
+            statuses=statuses,
+            k=k,
+            mode=mode,
+            diverse=diverse,
+        )
+        return [hit_record(hit, self.store, self.config.user) for hit in hits]
 
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,

@@ -23,13 +23,14 @@ from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.editor.references import ReferenceFinder
 from lsp_memory.services.editor.rename import Renamer
+from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
 from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
-    from lsp_memory.model import Note
+    from lsp_memory.model import Claim, Note
     from lsp_memory.services.block import Assembler
     from lsp_memory.services.retrieval.search import HybridSearch
     from lsp_memory.store.fulltext import FullTextIndex
@@ -63,6 +64,14 @@ class Snapshot:
         """The store's last change: anything built from this snapshot is stale once it
         moves (another process's write included)."""
         return self.store.last_change()
+
+    def claim(self, claim_id: str) -> Claim | None:
+        """The user's claim of this UUID, whatever its status (a lineage field names one)."""
+        return self.store.claim_by_uuid(self.user, claim_id)
+
+    def successor(self, claim: Claim) -> Claim | None:
+        """The live claim down a superseded or merged claim's chain (``kernel.lineage``)."""
+        return lineage.successor(self.store, self.user, claim)
 
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.user, self.vaults)

@@ -15,7 +15,7 @@ from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
-from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context
+from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context, ContextNode
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.services.memory.supersede import superseded
@@ -177,3 +177,8 @@ class Records:
     def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:
         """The user's claims by number (``claim list``)."""
         return self.store.claims(self.user, statuses=statuses, limit=limit)
+
+    def context_tree(self) -> tuple[list[ContextNode], list[Context]]:
+        """The user's contexts as a forest with claim counts, and those caught in a parent
+        cycle (``context tree``)."""
+        return self.store.context_tree(self.user)
