@@ -33,7 +33,7 @@ from lsp_memory.model import doc_key
 from lsp_memory.services.conversations.ingest import pair_from
 from lsp_memory.services.conversations.sessions import recalled
 from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
-from lsp_memory.services.retrieval.search import SHOWN_STATUSES, hit_record
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES
 
 SEARCH_KINDS: dict[str, tuple[str, ...] | None] = {
     "facts": ("claim",),
@@ -67,7 +67,6 @@ class _Server(MCPServer):
 
 def build(app: App) -> MCPServer:
     """The server over ``app``'s store and user."""
-    config = app.config
     # Every tool runs on this one thread: the App's SQLite connections (the store, the
     # vector queue and cache) belong to the thread that opened them.
     worker = ThreadPoolExecutor(1, thread_name_prefix="lsp-memory-mcp")
@@ -105,15 +104,13 @@ def build(app: App) -> MCPServer:
             if session_id:
                 sessions.recall(session_id)  # an unknown session is an error before searching
             app.refresh_indexes()
-            hits = app.hybrid_search().search(
+            records = app.search_records(
                 query,
-                user=config.user,
                 kinds=SEARCH_KINDS[search_type],
                 statuses=SHOWN_STATUSES,
                 k=limit,
                 diverse=True,
             )
-            records = [hit_record(h, app.store, config.user) for h in hits]
             # The store's confidence, not the index's: consolidation re-indexes a claim only
             # when its confidence crosses a threshold.
             shown = [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]

@@ -1,0 +1,143 @@
+"""``claim add|show|list|retract|restore`` and ``classify``."""
+
+from __future__ import annotations
+
+import argparse
+
+from lsp_memory.app import App, Snapshot
+from lsp_memory.cli.inputs import claim_for, read_text, strip_at
+from lsp_memory.cli.output import claim_line, handle, print_json, short, warn
+from lsp_memory.errors import UserError
+from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.services.kernel.claim_form import claim_record
+
+
+def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
+    records = app.records()
+    claim = records.add_claim(
+        args.text,
+        claim_type=args.type,
+        domain=args.domain,
+        contexts=[strip_at(c) for c in args.context or ()],
+        tags=[strip_at(t) for t in args.tag or ()],
+        entities=[strip_at(e) for e in args.entity or ()],
+        confidence=args.confidence,
+        pinned=args.pin,
+        supersede=not args.no_supersede,
+    )
+    warn(app)
+    replaced = ", ".join(f"#{old.number}" for old in records.last_superseded)
+    print(f"added {claim_line(claim)}" + (f" (supersedes {replaced})" if replaced else ""))
+    return 0
+
+
+def cmd_classify(app: App, args: argparse.Namespace) -> int:
+    if args.texts == ["-"]:
+        texts = [line for line in read_text("-").splitlines() if line.strip()]
+        if not texts:
+            raise UserError("nothing to classify: standard input has no non-empty line")
+    elif not args.texts:
+        raise UserError("nothing to classify: give one or more statements, or - for stdin")
+    else:
+        texts = args.texts
+        blank = next((i for i, text in enumerate(texts, 1) if not text.strip()), None)
+        if blank is not None:
+            raise UserError(f"nothing to classify in statement {blank}: the text is empty")
+    decisions = app.classifier().classify_all(texts)
+    warn(app)
+    if args.json:
+        return print_json(
+            [
+                {
+                    "text": text,
+                    "category": d.category,
+                    "confidence": d.confidence,
+                    "runner_up": d.runner_up,
+                }
+                for text, d in zip(texts, decisions, strict=True)
+            ]
+        )
+    for text, d in zip(texts, decisions, strict=True):
+        print(f"{d.category:<14} {d.confidence:.2f}  (or {d.runner_up})  {short(text, 60)}")
+    return 0
+
+
+def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
+    claim = claim_for(app, args.ref)
+    if args.json:
+        return print_json(claim_record(claim))
+    reads = app.snapshot()
+    print(claim_line(claim))
+    print(claim.statement)
+    details = [
+        ("status", claim.status.value),
+        ("confidence", f"{claim.confidence:g}"),
+        ("types", ", ".join(claim.claim_types)),
+        ("domains", ", ".join(claim.domains)),
+        ("contexts", ", ".join(f"@{c}" for c in claim.contexts or ())),
+        ("tags", ", ".join(f"@{t}" for t in claim.tags or ())),
+        ("entities", ", ".join(f"@{e}" for e in claim.entities or ())),
+        ("answers", "; ".join(claim.possible_questions)),
+        ("pinned", "yes" if claim.pinned else ""),
+        ("created", claim.created_at),
+        ("updated", claim.updated_at),
+        (
+            "valid",
+            " – ".join(v or "…" for v in (claim.valid_from, claim.valid_to))
+            if claim.valid_from or claim.valid_to
+            else "",
+        ),
+        ("superseded by", _linked(reads, claim.superseded_by)),
+        ("merged into", _linked(reads, claim.merged_into)),
+        ("derived from", ", ".join(claim.derived_from)),
+        ("evidence", str(claim.evidence_count) if claim.evidence_count else ""),
+        ("now", _current(reads, claim)),
+        ("id", claim.claim_id),
+    ]
+    for label, value in details:
+        if value:
+            print(f"  {label + ':':<15}{value}")
+    return 0
+
+
+def _linked(reads: Snapshot, claim_id: str | None) -> str:
+    """A claim named by a lineage field, as ``#N @friendly_id`` (its UUID if gone)."""
+    if claim_id is None:
+        return ""
+    found = reads.claim(claim_id)
+    return handle(found) if found else claim_id
+
+
+def _current(reads: Snapshot, claim: Claim) -> str:
+    """The live claim a superseded or merged one leads to, when it is not the next link
+    (the one the editor's hover and quick fix name)."""
+    found = reads.successor(claim)
+    if found is None or found.claim_id in (claim.superseded_by, claim.merged_into):
+        return ""
+    return handle(found)
+
+
+def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
+    statuses = [ClaimStatus(s) for s in args.status] if args.status else None
+    claims = app.records().claims(statuses, args.limit)
+    if args.json:
+        return print_json([claim_record(c) for c in claims])
+    for claim in claims:
+        print(claim_line(claim))
+    return 0
+
+
+def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:
+    claim = claim_for(app, args.ref)
+    done = app.records().retract(claim)
+    print(f"retracted {handle(claim)}" if done else f"{handle(claim)} was already retracted")
+    return 0
+
+
+def cmd_claim_restore(app: App, args: argparse.Namespace) -> int:
+    claim = claim_for(app, args.ref)
+    if not app.records().restore(claim):
+        print(f"{handle(claim)} is already active")
+        return 0
+    print(f"restored {handle(claim)} (was {claim.status.value})")
+    return 0

@@ -1,0 +1,58 @@
+"""Conversations: ``ingest`` and ``session list|show|pin``."""
+
+from __future__ import annotations
+
+import argparse
+
+from lsp_memory.app import App
+from lsp_memory.cli.inputs import read_input, source_name
+from lsp_memory.cli.output import print_json, short, warn
+
+
+def cmd_ingest(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.services.conversations.ingest import parse_pairs
+
+    pairs = parse_pairs(read_input(args.file), source_name(args.file))
+    results = app.ingester().ingest(pairs)
+    warn(app)
+    if args.json:
+        return print_json([result.to_json() for result in results])
+    for result in results:
+        print(result.describe())
+    return 0
+
+
+def cmd_session_list(app: App, args: argparse.Namespace) -> int:
+    found = app.sessions().summaries()
+    if args.json:
+        return print_json(found)
+    if not found:
+        print("no sessions yet: `lsp-memory ingest` stores conversations")
+    for session in found:
+        count = session["messages"]
+        print(
+            f"{session['session_id']}  {count} message{'s' * (count != 1)}  "
+            f"{session['first']} – {session['last']}"
+        )
+    return 0
+
+
+def cmd_session_show(app: App, args: argparse.Namespace) -> int:
+    shown = app.sessions().show(args.id)
+    if args.json:
+        return print_json(shown)
+    print(f"session {shown['session_id']}")
+    for message in shown["messages"]:
+        print(f"[{message['timestamp']}] {message['role']}: {short(message['text'], 100)}")
+        for ref in message["references"]:
+            where = f" ({ref['path']})" if ref.get("path") else ""
+            warning = f": {ref['warning']}" if ref.get("warning") else ""
+            print(f"    {ref['label']}{where}{warning} [{ref['via']}]")
+    if shown["pins"]:
+        print("pinned: " + ", ".join(pin["label"] for pin in shown["pins"]))
+    return 0
+
+
+def cmd_session_pin(app: App, args: argparse.Namespace) -> int:
+    print(app.sessions().pin(args.id, args.ref))
+    return 0

@@ -1,0 +1,128 @@
+"""The search indexes and what the memory holds: ``index``, ``search`` and ``status``."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from lsp_memory.app import App
+from lsp_memory.cli.output import print_json, short, warn
+from lsp_memory.services.retrieval.search import SHOWN_STATUSES
+
+KINDS = {"claim": ("claim",), "note": ("note",), "episode": ("episode",), "all": None}
+"""``search --kind``: the kinds of index documents each searches (all: every kind)."""
+
+
+def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
+    """A progress display on stderr (counts, rate, time left) and the callback feeding it."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed else "–/s")
+
+    bar = Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return bar, update
+
+
+def cmd_index(app: App, args: argparse.Namespace) -> int:
+    bar, update = _progress_bar()
+    try:
+        with bar:
+            try:
+                report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
+            except BaseException:
+                bar.live.transient = True  # a failed run leaves its error line alone
+                raise
+    except (OSError, ValueError, sqlite3.Error) as error:
+        refused = app.cache_errors(error)
+        if refused is None:
+            raise
+        raise refused from None
+    warn(app)  # the report's warnings are the App's
+    text = report.text
+    what = "rebuilt" if text.full else "updated"
+    print(
+        f"{what} the search index: {text.upserted} written, {text.deleted} removed "
+        f"in {text.seconds:.1f} s; {report.embedded} embedded, {report.vectors} vectors, "
+        f"{report.pending} waiting to be embedded"
+    )
+    return 0
+
+
+def cmd_search(app: App, args: argparse.Namespace) -> int:
+    app.refresh_indexes()
+    warn(app)
+    rows = app.search_records(
+        args.query,
+        kinds=KINDS[args.kind],
+        statuses=None if args.any_status else SHOWN_STATUSES,
+        k=args.k,
+        mode=args.mode,
+        diverse=args.diverse,
+    )
+    if args.json:
+        return print_json(rows)
+    if not rows:
+        print(f"no matches for {args.query!r}")
+    for rank, row in enumerate(rows, start=1):
+        number = f"#{row['number']} " if row.get("number") is not None else ""
+        handle = number + (row["reference"] or f"episode {row['key'][:8]}")
+        status = "" if row["status"] in ("active",) else f" ({row['status']})"
+        print(f"{rank:>2}. [{row['kind']}] {handle}{status}  {short(row['title'], 60)}")
+        print(
+            f"      score {row['score']:.3f} · bm25 {row['bm25']:.2f} · "
+            f"cosine {row['similarity']:.2f}"
+        )
+    return 0
+
+
+def cmd_status(app: App, args: argparse.Namespace) -> int:
+    found = app.status()
+    warn(app)
+    if args.json:
+        return print_json(found)
+    claims = found["claims"]
+    statuses = ", ".join(f"{count} {name}" for name, count in claims.items() if name != "total")
+    print(
+        f"user {found['user']}: {claims['total']} claims" + (f" ({statuses})" if statuses else "")
+    )
+    print(
+        f"{found['contexts']} contexts, {found['entities']} entities, {found['notes']} notes, "
+        f"{found['episodes']} episodes in {found['sessions']} sessions, "
+        f"{found['review_items']} open review items"
+    )
+    index = found["index"]
+    print(f"search index: {index['embedded']} embedded, {index['pending']} waiting to be embedded")
+    for name, path in found["paths"].items():
+        if path:
+            print(f"{name}: {', '.join(path) if isinstance(path, list) else path}")
+    return 0
