@@ -53,9 +53,9 @@ screenshots: $(VENV)/.installed-test
 	tests/vscode/install.sh
 	LSP_MEMORY_REQUIRE_VSCODE=1 LSP_MEMORY_SCREENSHOTS=docs/images $(BIN)/python -m pytest tests/vscode -q
 
-## bench: the foundation benchmark (slow; see docs/benchmarks.md)
+## bench: the foundation benchmark (slow; every benchmark and its command: docs/benchmarks.md)
 bench: $(VENV)/.installed-test
-	$(BIN)/python benchmarks/foundation.py
+	$(BIN)/python -m benchmarks.foundation
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -7,27 +7,22 @@ accuracy, ≥ 500 statements/s.
   ``lsp_memory/services/memory/data/classifier.json`` (the held-out split is never read for it).
 - ``--cv K`` reports K-fold cross-validated accuracy on the train split only: what to tune on.
 
-Run: ``.venv/bin/python benchmarks/classify.py [--train] [--cv 5] [--json]``.
+Run: ``.venv/bin/python -m benchmarks.classify [--train] [--cv 5] [--json]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).parents[1]
-sys.path.insert(0, str(ROOT))
-
-from lsp_memory.model import CATEGORIES  # noqa: E402
-from lsp_memory.services.memory.classify import (  # noqa: E402
+from benchmarks.common import ROOT, arguments, emit, start_report
+from lsp_memory.model import CATEGORIES
+from lsp_memory.services.memory.classify import (
     Model,
     builtin_model,
     model_path,
@@ -93,11 +88,12 @@ def _confusion(result: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--train", action="store_true", help="refit and write the model")
     parser.add_argument("--cv", type=int, metavar="K", help="K-fold accuracy on train only")
-    parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args()
+    began = time.perf_counter()
+    report = start_report("classify", parameters=vars(args))
     records = read_labelled(DATA.read_text("utf-8").splitlines())
     train_set, test_set = _split(records, "train"), _split(records, "test")
     if args.cv:
@@ -111,18 +107,19 @@ def main() -> int:
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     builtin_model.cache_clear()
     model = builtin_model()
-    held_out, seen = evaluate(model, test_set), evaluate(model, train_set)
-    texts = [r["text"] for r in records] * 10
-    rate = speed(model, texts)
-    if args.json:
-        print(json.dumps({"test": held_out, "train": seen, "per_second": rate}, indent=2))
-        return 0
-    print(_table(held_out, "held-out accuracy (target >= 0.85)"))
-    print(_table(seen, "train accuracy"))
-    print("held-out confusion matrix:")
-    print(_confusion(held_out))
-    print(f"speed: {rate:,.0f} statements/s on one core (median of 5; target >= 500)")
+    report["test"], report["train"] = evaluate(model, test_set), evaluate(model, train_set)
+    report["per_second"] = speed(model, [r["text"] for r in records] * 10)
+    emit(report, as_json=args.json, table=print_accuracy, began=began)
     return 0
+
+
+def print_accuracy(report: dict[str, Any]) -> None:
+    print(_table(report["test"], "held-out accuracy (target >= 0.85)"))
+    print(_table(report["train"], "train accuracy"))
+    print("held-out confusion matrix:")
+    print(_confusion(report["test"]))
+    rate = report["per_second"]
+    print(f"speed: {rate:,.0f} statements/s on one core (median of 5; target >= 500)")
 
 
 if __name__ == "__main__":

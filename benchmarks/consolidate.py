@@ -1,8 +1,9 @@
 """Consolidation at scale: ``lsp-memory consolidate`` as a whole process on 100 000 claims.
 
-    python benchmarks/consolidate.py [--cache DIR] [--claims 100000] [--new 1000] [--json]
+    .venv/bin/python -m benchmarks.consolidate [--cache DIR] [--claims 100000] [--new 1000]
+        [--json]
 
-1. The corpus is the server benchmark's (``benchmarks/server_corpus.py``: 100 000 generated
+1. The corpus is the server benchmark's (``benchmarks.server_corpus``: 100 000 generated
    claims of nine types, seed 7), copied into a scratch store and embedded **for real**
    (``lsp-memory index``, the default model; the server corpus's own vectors are noisy copies
    of 256 real ones, which would make every claim a near-duplicate of hundreds). With
@@ -20,48 +21,26 @@ machine.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import shutil
-import subprocess
-import sys
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT))
-
-from foundation import machine as machine_at_start  # noqa: E402
-from server_corpus import USER, prepare  # noqa: E402
+from benchmarks.common import (
+    arguments,
+    emit,
+    isolated_env,
+    start_report,
+    timed_process,
+    workspace,
+)
+from benchmarks.server_corpus import USER, prepare
 
 NEW_TYPES = ("preference", "goal", "identity", "constraint", "project-active")
-
-
-def run(env: dict[str, str], *args: str, output: Path | None = None) -> dict[str, Any]:
-    """Run ``python -m lsp_memory ARGS``; its wall time, peak RSS and exit status."""
-    started = time.perf_counter()
-    with Path(output or os.devnull).open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "lsp_memory", *args],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stderr is not None
-        errors = process.stderr.read()
-        _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"lsp-memory {' '.join(args)} failed ({code}): {errors.strip()[-400:]}")
-    return {"seconds": round(wall, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
 
 
 def embedded_base(
@@ -77,28 +56,18 @@ def embedded_base(
     (base / "xdg").mkdir(parents=True)
     shutil.copytree(corpus.store, base / "store")
     env = environment(base)
-    built = {"index": run(env, "index")}
+    built = {"index": timed_process(env, "index")}
     meta.write_text(json.dumps(built))
     return base, built
 
 
 def environment(base: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(base / "xdg"),
-        "XDG_CACHE_HOME": str(base / "xdg" / "cache"),
-        "XDG_CONFIG_HOME": str(base / "xdg" / "config"),
-        "XDG_DATA_HOME": str(base / "xdg" / "data"),
-        "LSP_MEMORY_STORE": str(base / "store"),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-    }
+    """``lsp-memory``'s environment for the store at ``base``: its cache in ``base/xdg/cache``."""
+    return isolated_env(base / "xdg", base / "store", USER)
 
 
 def new_claims(store: Path, count: int, seed: int) -> list[dict[str, Any]]:
     """``count`` new claims: paraphrases and negations of existing ones, and new ones."""
-    import sqlite3
-
     with sqlite3.connect(store / "memory.sqlite3") as db:
         rows = db.execute(
             "SELECT c.statement, t.type FROM claims c JOIN claim_types t ON t.claim = c.id "
@@ -128,23 +97,6 @@ def new_claims(store: Path, count: int, seed: int) -> list[dict[str, Any]]:
     return made
 
 
-def machine(at_start: dict[str, Any]) -> dict[str, Any]:
-    """What a result was measured on: ``foundation.machine()`` as taken at the start, with
-    the load at the end and the commit."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return {
-        **at_start,
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "commit": commit.stdout.strip(),
-    }
-
-
 def summary(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "changes": len(report["changes"]),
@@ -155,55 +107,45 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def print_runs(results: dict[str, Any]) -> None:
+    for name in ("from_scratch", "incremental", "again"):
+        print(f"{name}: {results[name]}")
+    print(f"embedding the new claims apart: {results['embed_new']}")
+    print(f"machine: {results['machine']}; load average at end {results['load_average_at_end']}")
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = arguments(__doc__, seed=True, claims=100_000)
     parser.add_argument("--cache", type=Path, help="keep the embedded corpus here")
     parser.add_argument(
         "--corpus", type=Path, help="the server benchmark's corpus (default: built in --cache)"
     )
-    parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--new", type=int, default=1000, help="claims added before run 2")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    began = time.perf_counter()
+    results = start_report("consolidate", parameters=vars(args))
     cache = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-consolidate-"))
-    start = machine_at_start()
     corpus = args.corpus or cache / f"corpus-{args.claims}"
-    base, built = embedded_base(cache, corpus, args.claims, args.seed)
-    work = Path(tempfile.mkdtemp(prefix="lsp-memory-consolidate-run-"))
-    try:
+    base, results["build"] = embedded_base(cache, corpus, args.claims, args.seed)
+    with workspace("consolidate-run") as work:
         shutil.copytree(base, work, dirs_exist_ok=True)
         env = environment(work)
-        results: dict[str, Any] = {"build": built}
-        out = work / "run1.json"
-        results["from_scratch"] = run(
-            env, "consolidate", "--now", "2026-01-01", "--json", output=out
-        )
-        results["from_scratch"].update(summary(json.loads(out.read_text())))
+
+        def consolidate(name: str, now: str) -> None:
+            out = work / f"{name}.json"
+            results[name] = timed_process(env, "consolidate", "--now", now, "--json", output=out)
+            results[name].update(summary(json.loads(out.read_text())))
+
+        consolidate("from_scratch", "2026-01-01")
         added = work / "new.jsonl"
         added.write_text(
             "\n".join(json.dumps(c) for c in new_claims(work / "store", args.new, args.seed))
         )
-        results["import_new"] = run(env, "import", str(added))
-        results["embed_new"] = run(env, "index")
-        out = work / "run2.json"
-        results["incremental"] = run(
-            env, "consolidate", "--now", "2026-01-02", "--json", output=out
-        )
-        results["incremental"].update(summary(json.loads(out.read_text())))
-        out = work / "run3.json"
-        results["again"] = run(env, "consolidate", "--now", "2026-01-02", "--json", output=out)
-        results["again"].update(summary(json.loads(out.read_text())))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    results["machine"] = machine(start)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        for name in ("from_scratch", "incremental", "again"):
-            print(f"{name}: {results[name]}")
-        print(f"embedding the new claims apart: {results['embed_new']}")
-        print(f"machine: {results['machine']}")
+        results["import_new"] = timed_process(env, "import", str(added))
+        results["embed_new"] = timed_process(env, "index")
+        consolidate("incremental", "2026-01-02")
+        consolidate("again", "2026-01-02")
+    emit(results, as_json=args.json, table=print_runs, began=began)
     return 0
 
 

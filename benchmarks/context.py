@@ -2,42 +2,44 @@
 automatic retrieval, on 100k claims + 10k notes (the server benchmark's corpus).
 
 - Warm: ``workspace/executeCommand lspMemory.buildContext`` through a real JSON-RPC client
-  over stdio (``benchmarks/lspclient.py``'s ``Client``), after the first index sync and once the
+  over stdio (``benchmarks.lspclient.Client``), after the first index sync and once the
   server is idle (vectors loaded); prompts drawn at random (one claim by friendly id, one by
   number, a context, an entity and a note link, with prose around them), each request timed
   from send to answer, each after a ``didChange`` that edits the prompt (so the block is
   built, not given again); then the same documents asked again unchanged (the block the
-  server kept). Targets p50 <= 30 ms, p99 <= 100 ms.
+  server kept). p50/p90/p99 by ``benchmarks.common.percentile``. Targets p50 <= 30 ms, p99
+  <= 100 ms.
 - Cold: ``lsp-memory build-context PROMPT`` and ``lsp-memory search QUERY`` as whole
   processes (start, sync check, model load, build or search, print), the indexes already
   built. Targets: median <= 1.5 s and <= 1 s.
 - Fill: tokens per block at budgets 500, 1500 and 4000, and the share of the budget used.
 
-Run: ``.venv/bin/python benchmarks/context.py --cache build/bench-server`` (the corpus is
-shared with ``benchmarks/server.py``; built on first use, ~25 minutes).
+Run: ``.venv/bin/python -m benchmarks.context --cache build/bench-server`` (the corpus is
+shared with ``benchmarks.server``; built on first use).
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import machine
-from lspclient import Client, vs_code_capabilities
-from server_corpus import Prepared, prepare
-from server_suites import SERVER, proc_status, wait_idle, wait_ready
+from benchmarks.common import (
+    arguments,
+    emit,
+    lsp_memory_command,
+    percentile,
+    proc_status,
+    start_report,
+)
+from benchmarks.server_corpus import Prepared, prepare_in
+from benchmarks.server_suites import idle_server
 
 TARGET_P50_MS = 30.0
 TARGET_P99_MS = 100.0
@@ -84,18 +86,10 @@ def prompt(rng: random.Random, prepared: Prepared) -> str:
     )
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def warm(prepared: Prepared, prompts: list[str], samples: int, work: Path) -> dict[str, Any]:
     """The LSP command's latency and the fill at each budget, in one warm server."""
-    client = Client(SERVER, prepared.env(), work / "server.err")
-    try:
-        client.initialize(prepared.vault, vs_code_capabilities())
-        ready_s = wait_ready(client)
-        idle = wait_idle(client)
+    with idle_server(prepared, work / "server.err") as server:
+        client = server.client
         uris = []
         for index, text in enumerate(prompts):
             uri = (work / f"prompt-{index}.md").as_uri()
@@ -165,19 +159,14 @@ def warm(prepared: Prepared, prompts: list[str], samples: int, work: Path) -> di
                 "dropped_median": statistics.median(dropped),
             }
         memory = proc_status(client.pid)
-    finally:
-        client.close()
     return {
-        "ready_s": ready_s,
-        "idle": idle,
+        "ready_s": server.ready_s,
+        "idle": server.idle,
         "samples": len(times),
-        "p50_ms": statistics.median(times),
-        "p90_ms": percentile(times, 0.90),
-        "p99_ms": percentile(times, 0.99),
+        **{f"p{p}_ms": percentile(times, p) for p in (50, 90, 99)},
         "max_ms": max(times),
         "unchanged": {
-            "p50_ms": statistics.median(again),
-            "p99_ms": percentile(again, 0.99),
+            **{f"p{p}_ms": percentile(again, p) for p in (50, 99)},
             "max_ms": max(again),
         },
         "fill": fill,
@@ -188,8 +177,8 @@ def warm(prepared: Prepared, prompts: list[str], samples: int, work: Path) -> di
 def cold(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
     """``lsp-memory build-context`` and ``lsp-memory search`` as whole processes, indexes
     built (and the vault's scan saved by an earlier process, as after any first run)."""
-    env = {**prepared.env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    command = [sys.executable, "-m", "lsp_memory", "--vault", str(prepared.vault)]
+    env = prepared.env()
+    command = lsp_memory_command("--vault", str(prepared.vault))
 
     def timed(arguments: list[str]) -> float:
         started = time.perf_counter()
@@ -220,39 +209,33 @@ def cold(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--claims", type=int, default=100_000)
-    parser.add_argument("--notes", type=int, default=10_000)
-    parser.add_argument("--samples", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=7)
+    parser = arguments(__doc__, seed=True, claims=100_000, notes=10_000, samples=300)
     parser.add_argument("--cache", type=Path, help="the corpus folder (shared with server.py)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    base = (args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-context-"))).resolve()
-    key = hashlib.sha1(f"{args.claims}-{args.notes}-{args.seed}".encode()).hexdigest()[:8]
-    root = base / f"corpus-{key}"  # the server benchmark's folder for the same corpus
     started = time.perf_counter()
-    prepared = prepare(root, args.claims, args.notes, args.seed)
+    report = start_report("context", parameters=vars(args))
+    base = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-context-"))
+    prepared = prepare_in(base, args.claims, args.notes, args.seed)
     rng = random.Random(args.seed)
     prompts = [prompt(rng, prepared) for _ in range(PROMPTS)]
     with tempfile.TemporaryDirectory(prefix="lsp-memory-context-run-") as folder:
         work = Path(folder)
-        report: dict[str, Any] = {
-            "benchmark": "context",
-            "machine": machine(),
-            "parameters": vars(args) | {"cache": str(args.cache)},
-            "corpus_reused": prepared.reused,
-            "warm": warm(prepared, prompts, args.samples, work),
-            "cli": cold(prepared, prompts, work),
-            "total_s": time.perf_counter() - started,
-        }
-    if args.json:
-        print(json.dumps(report, indent=2, default=str))
-        return 0
+        report["corpus_reused"] = prepared.reused
+        report["warm"] = warm(prepared, prompts, args.samples, work)
+        report["cli"] = cold(prepared, prompts, work)
+    emit(report, as_json=args.json, table=print_context, began=started)
+    return 0
+
+
+def print_context(report: dict[str, Any]) -> None:
+    args = report["parameters"]
     w, c = report["warm"], report["cli"]
     met50 = "met" if w["p50_ms"] <= TARGET_P50_MS else "MISSED"
     met99 = "met" if w["p99_ms"] <= TARGET_P99_MS else "MISSED"
-    print(f"corpus: {args.claims} claims, {args.notes} notes (reused: {prepared.reused})")
+    print(
+        f"corpus: {args['claims']} claims, {args['notes']} notes "
+        f"(reused: {report['corpus_reused']})"
+    )
     print(
         f"lspMemory.buildContext, warm, n={w['samples']}: p50 {w['p50_ms']:.1f} ms ({met50}, "
         f"<= {TARGET_P50_MS:.0f}), p90 {w['p90_ms']:.1f}, p99 {w['p99_ms']:.1f} ms ({met99}, "
@@ -272,7 +255,6 @@ def main() -> int:
             f"median {fill['dropped_median']:.0f}"
         )
     print(f"server memory: {json.dumps(w['server_memory'])}; pid {os.getpid()}")
-    return 0
 
 
 if __name__ == "__main__":

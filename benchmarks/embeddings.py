@@ -1,8 +1,7 @@
 """The embeddings benchmark: model load, embedding throughput, memory and exact vector search.
 
-    python benchmarks/embeddings.py [--sentences 2000] [--passages 500] [--vectors 110000]
-                                    [--queries 1000] [--loads 5] [--rounds 1] [--seed 7]
-                                    [--json]
+    .venv/bin/python -m benchmarks.embeddings [--sentences 2000] [--passages 500]
+        [--vectors 110000] [--queries 1000] [--loads 5] [--rounds 1] [--seed 7] [--json]
 
 A seeded generator writes English-like text from a fixed vocabulary: short sentences of 6–18
 words (~12) and passages of 120–180 words (~150). Then:
@@ -19,7 +18,7 @@ words (~12) and passages of 120–180 words (~150). Then:
 4. **Cache**: ``VectorCache.put_many`` and ``get_many`` of the sentence vectors.
 5. **Search**: a ``VectorIndex`` of ``--vectors`` random unit vectors of 384 numbers, 10/11 of
    one user (mixed kinds and statuses) and 1/11 of another; ``--queries`` queries of top-10
-   per case; p50/p99 in ms, and the build rate.
+   per case; p50/p99 in ms (``benchmarks.common.percentile``), and the build rate.
 
 Results are printed as a table or as one JSON object.
 """
@@ -28,10 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -43,6 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import (
+    ROOT,
+    arguments,
+    emit,
+    latency_ms,
+    peak_rss_mib,
+    print_head,
+    proc_status,
+    start_report,
+)
 from lsp_memory.store.vectors import (
     MAX_BATCH_TOKENS,
     MAX_TOKENS,
@@ -58,6 +64,7 @@ K = 10
 USER = "bench"
 OTHER_USER = "other"
 STEPS = ("import", "load", "sentences", "passages")
+COUNTS = ("sentences", "passages", "vectors", "queries")
 
 WORDS = (
     "the a an and or but of to in on at for with from by about after before during while "
@@ -89,16 +96,6 @@ def passage(rng: random.Random) -> str:
     return " ".join(parts)
 
 
-def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples_s)
-    last = len(ordered) - 1
-    return {
-        "p50_ms": ordered[round(0.50 * last)] * 1000,
-        "p99_ms": ordered[round(0.99 * last)] * 1000,
-        "max_ms": ordered[-1] * 1000,
-    }
-
-
 def bench_load(loads: int) -> dict[str, Any]:
     seconds = []
     for _ in range(loads):
@@ -127,17 +124,6 @@ def bench_throughput(texts: Sequence[str], embedder: Embedder, rounds: int) -> d
     return rows
 
 
-def _vm_hwm_mib() -> float | None:
-    """Peak RSS of this process image from /proc (unlike ru_maxrss, reset by exec)."""
-    status = Path("/proc/self/status")
-    if not status.exists():
-        return None
-    for line in status.read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return None
-
-
 def rss_probe(threads: int, sentences: int, passages: int, seed: int) -> dict[str, Any]:
     """Run in a fresh process: peak RSS in MiB after import, load and embedding."""
     short = [sentence(random.Random(seed + i), 6, 18) for i in range(sentences)]
@@ -146,9 +132,10 @@ def rss_probe(threads: int, sentences: int, passages: int, seed: int) -> dict[st
     result: dict[str, Any] = {}
 
     def mark(step: str) -> None:
+        # VmHWM: the peak of this process image (unlike ru_maxrss, reset by exec).
         result[step] = {
-            "ru_maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "vm_hwm_mib": _vm_hwm_mib(),
+            "ru_maxrss_mib": peak_rss_mib(),
+            "vm_hwm_mib": proc_status().get("vmhwm_mib"),
         }
 
     mark("import")
@@ -169,7 +156,8 @@ def bench_rss(sentences: int, passages: int, seed: int) -> dict[str, Any]:
         done = subprocess.run(
             [
                 sys.executable,
-                __file__,
+                "-m",
+                "benchmarks.embeddings",
                 "--rss-probe",
                 str(threads),
                 "--sentences",
@@ -179,6 +167,7 @@ def bench_rss(sentences: int, passages: int, seed: int) -> dict[str, Any]:
                 "--seed",
                 str(seed),
             ],
+            cwd=ROOT,
             check=True,
             capture_output=True,
             text=True,
@@ -236,32 +225,17 @@ def bench_search(total: int, queries: int, seed: int) -> dict[str, Any]:
             began = time.perf_counter()
             index.search(probe, k=K, user=user, kinds=wanted_kinds, statuses=wanted_statuses)
             seconds.append(time.perf_counter() - began)
-        result["cases"][name] = percentiles(seconds)
+        result["cases"][name] = latency_ms(seconds)
     return result
 
 
-def machine() -> dict[str, Any]:
-    import onnxruntime
-
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "load_average_at_start": _load_average(),
-    }
-
-
-def _load_average() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()]
-
-
 def print_table(report: dict[str, Any]) -> None:
-    print(f"machine: {report['machine']}")
-    load = report["load"]
-    print(f"\nload: first {load['first_s']:.3f} s, median {load['median_s']:.3f} s")
+    params = report["parameters"]
+    counts = ", ".join(f"{params[name]:,} {name}" for name in COUNTS)
+    print_head("lsp-memory embeddings benchmark", report, f"{counts}; seed {params['seed']}")
     print(
+        f"\nmodel load: first {report['load']['first_s']:.3f} s, "
+        f"median {report['load']['median_s']:.3f} s\n"
         f"\n{'throughput (items/s)':<40}{'sorted':>9}{'unsorted':>9}{'uncapped':>9}"
         f"   (batches ≤ {BATCH} texts, ≤ {MAX_BATCH_TOKENS} tokens; uncapped: ≤ {BATCH} only)"
     )
@@ -290,22 +264,16 @@ def print_table(report: dict[str, Any]) -> None:
     print(f"{'case':<38}{'p50':>8}{'p99':>8}{'max':>8}")
     for name, row in search["cases"].items():
         print(f"{name:<38}{row['p50_ms']:>8.2f}{row['p99_ms']:>8.2f}{row['max_ms']:>8.2f}")
-    print(
-        f"\ntotal {report['total_s']:.0f} s; load average at start "
-        f"{report['machine']['load_average_at_start']}, at end {report['load_average_at_end']}"
-    )
+    print(f"\ntotal {report['total_s']:.0f} s; load average at end {report['load_average_at_end']}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = arguments(__doc__, seed=True, queries=1000)
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--passages", type=int, default=500)
     parser.add_argument("--vectors", type=int, default=110_000)
-    parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--loads", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=1, help="embedding rounds; best kept")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--rss-probe", type=int, metavar="THREADS", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_probe is not None:
@@ -322,7 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sentences = [sentence(random.Random(args.seed + i), 6, 18) for i in range(args.sentences)]
     rng = random.Random(args.seed)
     passages = [passage(rng) for _ in range(args.passages)]
-    report: dict[str, Any] = {"benchmark": "embeddings", "machine": machine()}
+    names = ("sentences", "passages", "vectors", "queries", "loads", "rounds", "seed")
+    report = start_report("embeddings", parameters={name: getattr(args, name) for name in names})
     report["rss"] = bench_rss(args.sentences, args.passages, args.seed)
     report["load"] = bench_load(args.loads)
     report["throughput"] = {}
@@ -334,12 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
     report["cache"] = bench_cache(embedder, sentences)
     report["search"] = bench_search(args.vectors, args.queries, args.seed)
-    report["total_s"] = time.perf_counter() - began
-    report["load_average_at_end"] = _load_average()
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print_table(report)
+    emit(report, as_json=args.json, table=print_table, began=began)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Claim extraction from conversation messages, scored on a labelled set.
 
-    python benchmarks/extract.py [--data FILE] [--details dev|test|all|none] [--runs 5] [--json]
+    .venv/bin/python -m benchmarks.extract [--data FILE] [--details dev|test|all|none]
+        [--runs 5] [--json]
 
 Each line of the set is a message pair with the claims a careful reader would write down
 (``expected``: statement and category) and a ``split``: ``dev`` was looked at while writing
@@ -18,23 +19,18 @@ whole set (classification included, pinned to one core; the median of 5 passes �
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from lsp_memory.services.conversations.extract import extract  # noqa: E402
-from lsp_memory.services.memory.classify import Classifier  # noqa: E402
-from lsp_memory.services.memory.compare import content  # noqa: E402
+from benchmarks.common import EXTRACTION_SET, arguments, emit, start_report
+from lsp_memory.services.conversations.extract import extract
+from lsp_memory.services.memory.classify import Classifier
+from lsp_memory.services.memory.compare import content
 
 MATCH = 0.6
 SPLITS = ("dev", "test")
@@ -114,27 +110,9 @@ def speed(rows: list[dict[str, Any]], classifier: Classifier, runs: int = 5) -> 
     return rates
 
 
-def machine() -> dict[str, Any]:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": model,
-        "cpus": os.cpu_count(),
-        "load_1min": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "extraction.jsonl")
+    parser = arguments(__doc__)
+    parser.add_argument("--data", type=Path, default=EXTRACTION_SET)
     parser.add_argument(
         "--details",
         choices=(*SPLITS, "all", "none"),
@@ -143,12 +121,12 @@ def main() -> int:
         "(default: dev; looking at test's is tuning on it)",
     )
     parser.add_argument("--runs", type=int, default=5, help="speed passes (median reported)")
-    parser.add_argument("--json", action="store_true", help="print one JSON report")
     args = parser.parse_args()
+    began = time.perf_counter()
     lines = args.data.read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
     classifier = Classifier()
-    report: dict[str, Any] = {"machine": machine()}
+    report = start_report("extract", parameters=vars(args))
     for split in SPLITS:
         report[split] = score([r for r in rows if r["split"] == split], classifier)
     report["all"] = score(rows, classifier)
@@ -162,11 +140,14 @@ def main() -> int:
         if split not in shown:
             for key in ("missed", "spurious", "wrong_category"):
                 report[split].pop(key)
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-        return 0
+    emit(report, as_json=args.json, table=print_scores, began=began)
+    return 0
+
+
+def print_scores(report: dict[str, Any]) -> None:
     m = report["machine"]
-    print(f"machine: {m['cpu']}, {m['cpus']} cpus, load {m['load_1min']}, Python {m['python']}")
+    load = m["load_average_at_start"]
+    print(f"machine: {m['cpu']}, {m['cpus']} cpus, load {load}, Python {m['python']}")
     for split in (*SPLITS, "all"):
         r = report[split]
         print(
@@ -181,10 +162,10 @@ def main() -> int:
         for mistake in r.get("wrong_category", []):
             print(f"      category: {mistake}")
     print(
-        f"{report['pairs_per_second']} pairs/s, median of {len(rates)} passes ×10 over the set "
+        f"{report['pairs_per_second']} pairs/s, median of "
+        f"{len(report['pairs_per_second_runs'])} passes ×10 over the set "
         f"(one core, classification included; target ≥ 200)"
     )
-    return 0
 
 
 if __name__ == "__main__":

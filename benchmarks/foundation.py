@@ -1,7 +1,7 @@
 """The foundation benchmark: import rate, resolve latency and reference-grammar throughput.
 
-    python benchmarks/foundation.py [--claims 100000] [--contexts 2000] [--entities 5000]
-                                    [--repeat N] [--json] [--seed 7] [--workdir DIR]
+    .venv/bin/python -m benchmarks.foundation [--claims 100000] [--contexts 2000]
+        [--entities 5000] [--repeat N] [--json] [--seed 7] [--workdir DIR]
 
 A seeded generator builds, in memory, the JSONL interchange files (docs/reference.md, Interchange
 format) of one user
@@ -12,8 +12,9 @@ fields) and of a second user (``"user": "other"``, as many claims, its own small
    second user's file into the same (now populated) store; ``--repeat`` rounds, each into a
    fresh store; claims/s and records/s, median and range. The store file size afterwards.
 2. **Resolve**: ``Resolver.resolve`` of parsed references (``parse_argument`` is outside the
-   timed region) for every reference kind, after a warm-up; p50/p90/p99/max in ms. Every
-   warm-up result is checked (kind, id, and for contexts the exact claim count).
+   timed region) for every reference kind, after a warm-up; p50/p90/p99/max in ms
+   (``benchmarks.common.percentile``). Every warm-up result is checked (kind, id, and for
+   contexts the exact claim count).
 3. **Grammar**: ``refs.parse`` of ~8 MB of generated Markdown prose with references of every
    kind, code spans, fenced blocks and some non-ASCII text, with ``markdown=True`` and
    ``False``; best and median of the rounds, in MB/s (10^6 bytes of UTF-8).
@@ -24,13 +25,9 @@ Results are printed as a table, each figure next to its target, or as one JSON o
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
 import random
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -43,6 +40,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments, emit, latency_ms, print_head, start_report, workspace
 from lsp_memory import ids, refs
 from lsp_memory.model import Reference
 from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
@@ -139,6 +137,25 @@ Smith Jones Garcia Muller Rossi Novak Kim Tanaka Silva Dubois Ivanova Okafor Lar
 Schmidt Moreau Costa Nguyen Patel Cohen Kowalski Berg Fischer Romero Sato Walsh
 """.split()
 NON_ASCII = ["café", "naïve", "Zürich", "東京の会議", "メモを確認", "数据库", "🚀", "✨", "résumé"]
+ENTITY_TYPES = {
+    "Person": {
+        "email": "email",
+        "role": "text",
+        "start_date": "date",
+        "skills": "text_list",
+        "team": "entity_ref",
+        "manager": "entity_ref",
+        "profile": "note_ref",
+    },
+    "Team": {"lead": "entity_ref", "members": "entity_ref_list"},
+    "Project": {
+        "owner": "entity_ref",
+        "team": "entity_ref",
+        "status": "select",
+        "related": "entity_ref_list",
+    },
+}
+"""The entity types of the first user and their fields (name → type), in this order."""
 
 
 # -- data generation --------------------------------------------------------------------------
@@ -216,7 +233,7 @@ def generate_user(
     start = datetime(2023, 1, 1, tzinfo=UTC)
     scope: dict[str, Any] = {} if user is None else {"user": user}
 
-    def emit(record: dict[str, Any]) -> None:
+    def add(record: dict[str, Any]) -> None:
         lines.append(json.dumps({**record, **scope}, ensure_ascii=False))
 
     # Contexts: a five-level tree. Levels 2-4 spread evenly over their parents; the leaves
@@ -247,7 +264,7 @@ def generate_user(
             }
             if parent >= 0:
                 record["parent"] = context_fids[parent]
-            emit(record)
+            add(record)
             context_fids.append(fid)
             context_names.append(name)
             context_levels.append(level)
@@ -272,49 +289,15 @@ def generate_user(
         if index >= parent_tags:
             record["parent"] = tag_fids[index % parent_tags]
             leaf_tag_fids.append(fid)
-        emit(record)
+        add(record)
         tag_fids.append(fid)
 
     # Entity types and entities, linked to each other through entity_ref fields.
     entity_fids: list[str] = []
     if entities:
-        emit(
-            {
-                "kind": "entity_type",
-                "name": "Person",
-                "fields": [
-                    {"name": "email", "type": "email"},
-                    {"name": "role", "type": "text"},
-                    {"name": "start_date", "type": "date"},
-                    {"name": "skills", "type": "text_list"},
-                    {"name": "team", "type": "entity_ref"},
-                    {"name": "manager", "type": "entity_ref"},
-                    {"name": "profile", "type": "note_ref"},
-                ],
-            }
-        )
-        emit(
-            {
-                "kind": "entity_type",
-                "name": "Team",
-                "fields": [
-                    {"name": "lead", "type": "entity_ref"},
-                    {"name": "members", "type": "entity_ref_list"},
-                ],
-            }
-        )
-        emit(
-            {
-                "kind": "entity_type",
-                "name": "Project",
-                "fields": [
-                    {"name": "owner", "type": "entity_ref"},
-                    {"name": "team", "type": "entity_ref"},
-                    {"name": "status", "type": "select"},
-                    {"name": "related", "type": "entity_ref_list"},
-                ],
-            }
-        )
+        for type_name, type_fields in ENTITY_TYPES.items():
+            listed = [{"name": name, "type": kind} for name, kind in type_fields.items()]
+            add({"kind": "entity_type", "name": type_name, "fields": listed})
         teams = max(1, entities // 50)
         projects = max(1, entities // 4)
         people = max(1, entities - teams - projects)
@@ -357,7 +340,7 @@ def generate_user(
                     "status": rng.choice(["planned", "active", "done"]),
                     "related": rng.sample(entity_fids, 2),
                 }
-            emit(
+            add(
                 {
                     "kind": "entity",
                     "entity_id": _uuid(rng),
@@ -422,7 +405,7 @@ def generate_user(
             record["pinned"] = True
         if rng.random() < 0.1:
             record["meta"] = {"source": rng.choice(["chat", "import", "note"])}
-        emit(record)
+        add(record)
         if status in LIVE:
             for context in {a for i in linked for a in ancestors[i]}:
                 live_counts[context] += 1
@@ -451,22 +434,25 @@ def grammar_text(rng: random.Random, size: int) -> str:
     70-130 characters of text (every kind, plus look-alikes that are not references), inline code
     spans, fenced code blocks, and non-ASCII text on about 5% of lines."""
 
+    def word() -> str:
+        return rng.choice(WORDS)
+
+    # Each kind below its threshold of one draw in [0, 1); the rest, look-alikes.
+    kinds: list[tuple[float, Callable[[], str]]] = [
+        (0.25, lambda: f"#{rng.randint(1, 99_999)}"),
+        (0.35, lambda: f"@claim_{rng.randint(1, 99_999)}"),
+        (0.6, lambda: f"@{word()}_{word()}_{rng.getrandbits(16):04x}"),
+        (0.68, lambda: f"@{rng.choice(('memory', 'mem'))}:{uuid.UUID(int=rng.getrandbits(128))}"),
+        (0.8, lambda: f"[[{word().capitalize()} {word().capitalize()}]]"),
+        (0.85, lambda: f"[[{word()}/{word()}#Notes|the {word()}]]"),
+        (0.9, lambda: f"(@{word()}_{word()})."),
+    ]
+
     def reference() -> str:
         pick = rng.random()
-        if pick < 0.25:
-            return f"#{rng.randint(1, 99_999)}"
-        if pick < 0.35:
-            return f"@claim_{rng.randint(1, 99_999)}"
-        if pick < 0.6:
-            return f"@{rng.choice(WORDS)}_{rng.choice(WORDS)}_{rng.getrandbits(16):04x}"
-        if pick < 0.68:
-            return f"@{rng.choice(('memory', 'mem'))}:{uuid.UUID(int=rng.getrandbits(128))}"
-        if pick < 0.8:
-            return f"[[{rng.choice(WORDS).capitalize()} {rng.choice(WORDS).capitalize()}]]"
-        if pick < 0.85:
-            return f"[[{rng.choice(WORDS)}/{rng.choice(WORDS)}#Notes|the {rng.choice(WORDS)}]]"
-        if pick < 0.9:
-            return f"(@{rng.choice(WORDS)}_{rng.choice(WORDS)})."
+        for below, make in kinds:
+            if pick < below:
+                return make()
         # Look-alikes: never references.
         return rng.choice(("user@example.com", "@ab", "#42a", "issue#7", "a@b.c"))
 
@@ -511,18 +497,6 @@ def grammar_text(rng: random.Random, size: int) -> str:
 
 
 # -- measuring --------------------------------------------------------------------------------
-
-
-def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
-    """p50, p90, p99, max and mean of timings in seconds, in milliseconds."""
-    cuts = statistics.quantiles(samples_s, n=100, method="inclusive")
-    return {
-        "p50_ms": cuts[49] * 1000,
-        "p90_ms": cuts[89] * 1000,
-        "p99_ms": cuts[98] * 1000,
-        "max_ms": max(samples_s) * 1000,
-        "mean_ms": statistics.fmean(samples_s) * 1000,
-    }
 
 
 def _file_size(folder: Path) -> int:
@@ -612,7 +586,7 @@ def run_case(resolver: Resolver, case: Case, warmup: int) -> dict[str, Any]:
         samples.append(ended - started)
         if ended > deadline and len(samples) >= MIN_RUNS:
             break
-    figures = percentiles(samples)
+    figures = latency_ms(samples)
     result: dict[str, Any] = {
         "label": case.label,
         "runs": len(samples),
@@ -730,24 +704,12 @@ def bench_resolve(folder: Path, data: UserData, rng: random.Random) -> dict[str,
             context_check,
         ),
     ]
-    if data.entity_fids:
-        cases.append(
-            Case(
-                "entity",
-                "@entity (entity + its claims)",
-                [f"@{rng.choice(data.entity_fids)}" for _ in range(total)],
-                entity_check,
-            )
-        )
-    if data.leaf_tag_fids:
-        cases.append(
-            Case(
-                "tag",
-                "@tag (random leaf tags)",
-                [f"@{rng.choice(data.leaf_tag_fids)}" for _ in range(total)],
-                tag_check,
-            )
-        )
+    for key, label, pool, check in (
+        ("entity", "@entity (entity + its claims)", data.entity_fids, entity_check),
+        ("tag", "@tag (random leaf tags)", data.leaf_tag_fids, tag_check),
+    ):
+        if pool:  # a user without entities or tags has no such case
+            cases.append(Case(key, label, [f"@{rng.choice(pool)}" for _ in range(total)], check))
     cases.append(
         Case(
             "unresolved",
@@ -804,40 +766,6 @@ def bench_grammar(text: str, rounds: int) -> dict[str, Any]:
     return result
 
 
-def machine() -> dict[str, Any]:
-    memory = None
-    meminfo = Path("/proc/meminfo")
-    if meminfo.exists():
-        for row in meminfo.read_text().splitlines():
-            if row.startswith("MemTotal:"):
-                memory = round(int(row.split()[1]) / 1024 / 1024, 1)
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "memory_gib": memory,
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "load_average_at_start": _load(),
-    }
-
-
-def _load() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:  # not available
-        return None
-
-
-def _peak_rss_mib() -> float | None:
-    try:
-        import resource
-    except ImportError:  # not on Windows
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
-
-
 # -- output -----------------------------------------------------------------------------------
 
 
@@ -846,17 +774,13 @@ def _mark(met: bool | None) -> str:
 
 
 def print_table(report: dict[str, Any]) -> None:
-    facts = report["machine"]
     params = report["parameters"]
-    print("lsp-memory foundation benchmark")
-    print(
-        f"machine: {facts['platform']}, {facts['cpus']} CPUs, {facts['memory_gib']} GiB, "
-        f"Python {facts['python']}, SQLite {facts['sqlite']}"
-    )
-    print(
-        f"data: {params['claims']} claims, {params['contexts']} contexts, "
+    print_head(
+        "lsp-memory foundation benchmark",
+        report,
+        f"{params['claims']} claims, {params['contexts']} contexts, "
         f"{params['entities']} entities for {USER!r}; {params['claims']} claims for "
-        f"{OTHER_USER!r}; seed {params['seed']}; generated in {report['generate_s']:.1f} s"
+        f"{OTHER_USER!r}; seed {params['seed']}; generated in {report['generate_s']:.1f} s",
     )
     imp = report["import"]
     print(f"\nImport (median of {imp['rounds']} rounds, each into a fresh store)")
@@ -922,12 +846,9 @@ def print_table(report: dict[str, Any]) -> None:
             f"{row['mb_per_s_best']:>10.1f} "
             f"{row['mb_per_s_median']:>12.1f}  ≥ {TARGET_GRAMMAR_MB_PER_S:g} {_mark(row['met'])}"
         )
-    rss = report.get("peak_rss_mib")
     print(
-        f"\ntotal {report['total_s']:.0f} s"
-        + (f", peak RSS {rss:.0f} MiB" if rss else "")
-        + f"; load average at start {facts['load_average_at_start']}, "
-        f"at end {report['load_average_at_end']}"
+        f"\ntotal {report['total_s']:.0f} s, peak RSS {report['peak_rss_mib_harness']:.0f} MiB; "
+        f"load average at end {report['load_average_at_end']}"
     )
 
 
@@ -935,22 +856,20 @@ def print_table(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--claims", type=int, default=100_000, help="claims per user")
+    parser = arguments(__doc__, seed=True, claims=100_000)
     parser.add_argument("--contexts", type=int, default=2000, help="contexts of the first user")
     parser.add_argument("--entities", type=int, default=5000, help="entities of the first user")
     parser.add_argument(
         "--repeat", type=int, default=3, help="import rounds, each into a fresh store"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, help="put the stores here and keep them")
     args = parser.parse_args(argv)
     if args.claims < 10 or args.contexts < 5 or args.repeat < 1:
         parser.error("need --claims ≥ 10, --contexts ≥ 5 and --repeat ≥ 1")
 
     began = time.perf_counter()
-    facts = machine()
+    names = ("claims", "contexts", "entities", "repeat", "seed")
+    data = start_report("foundation", parameters={name: getattr(args, name) for name in names})
     rng = random.Random(args.seed)
     first = generate_user(
         rng,
@@ -969,45 +888,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         tags=0,
     )
     text = grammar_text(rng, GRAMMAR_BYTES)
-    generated = time.perf_counter() - began
-
-    if args.workdir is not None:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        base = Path(tempfile.mkdtemp(prefix="foundation-", dir=args.workdir))
-    else:
-        base = Path(tempfile.mkdtemp(prefix="lsp-memory-bench-"))
-    try:
-        imported, folder = bench_import(base, first, second, args.repeat)
-        resolved = bench_resolve(folder, first, rng)
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(base, ignore_errors=True)
-    grammar = bench_grammar(text, GRAMMAR_ROUNDS)
-
-    report: dict[str, Any] = {
-        "benchmark": "foundation",
-        "machine": facts,
-        "parameters": {
-            "claims": args.claims,
-            "contexts": args.contexts,
-            "entities": args.entities,
-            "repeat": args.repeat,
-            "seed": args.seed,
-        },
-        "generate_s": generated,
-        "import": imported,
-        "resolve": resolved,
-        "grammar": grammar,
-        "store_folder": str(folder) if args.workdir is not None else None,
-        "total_s": time.perf_counter() - began,
-        "load_average_at_end": _load(),
-        "peak_rss_mib": _peak_rss_mib(),
-    }
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print_table(report)
-    failures = sum(row["check_failure_count"] for row in resolved["cases"].values())
+    data["generate_s"] = time.perf_counter() - began
+    with workspace("foundation", args.workdir) as base:
+        data["import"], folder = bench_import(base, first, second, args.repeat)
+        data["resolve"] = bench_resolve(folder, first, rng)
+    data["grammar"] = bench_grammar(text, GRAMMAR_ROUNDS)
+    data["store_folder"] = str(folder) if args.workdir is not None else None
+    emit(data, as_json=args.json, table=print_table, began=began)
+    failures = sum(row["check_failure_count"] for row in data["resolve"]["cases"].values())
     return 1 if failures else 0
 
 

@@ -8,7 +8,7 @@ adversarial category 5 through its own search service. An observation is relevan
 question when its evidence dialogue id is among the question's evidence; questions without a
 relevant observation are not scorable and are left out.
 
-    .venv/bin/python benchmarks/locomo.py --data ../shared/data/locomo/locomo-dev.json --json
+    .venv/bin/python -m benchmarks.locomo --data ../shared/data/locomo/locomo-dev.json --json
 
 prints one JSON object: nDCG@10, Recall@10 and Hit@5 for ``bm25``, ``dense`` and ``hybrid``
 (the product's default fusion), plus, with ``--study``, the same for other fusion settings.
@@ -22,7 +22,6 @@ The data is evaluation-only (CC BY-NC 4.0) and is never copied into the package.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
@@ -36,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import arguments, emit, start_report
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
@@ -166,6 +166,19 @@ def _score(
             totals[name][metric] += value
 
 
+def _means(totals: dict[str, dict[str, float]], count: int, study: bool) -> dict[str, Any]:
+    """Each default variant's metrics averaged over ``count`` questions (and, with ``study``,
+    every variant's under ``"study"``)."""
+    means = {
+        name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
+        for name, scores in totals.items()
+    }
+    report: dict[str, Any] = {name: means[name] for name in ("bm25", "dense", "hybrid")}
+    if study:
+        report["study"] = means
+    return report
+
+
 def _message(turn: dict[str, Any], *, images: bool) -> str:
     """A turn as the message its reader saw: the speaker, the text and, with ``images``, the
     picture it shared as its caption (LoCoMo gives each shared image a BLIP caption; the
@@ -263,16 +276,7 @@ def run_episodes(
                     over_claims["hit@10"] += 1.0 if found["recall@10"] else 0.0
             finally:
                 app.close()
-    report: dict[str, Any] = {
-        name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
-        for name, scores in totals.items()
-        if name in {"bm25", "dense", "hybrid"}
-    }
-    if study:
-        report["study"] = {
-            name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
-            for name, scores in totals.items()
-        }
+    report = _means(totals, count, study)
     asked = max(int(over_claims["questions"]), 1)
     report["extraction"] = {
         "claims": extracted,
@@ -340,16 +344,7 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
                 claims += len(evidence)
             finally:
                 app.close()
-    report: dict[str, Any] = {
-        name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
-        for name, scores in totals.items()
-        if name in {"bm25", "dense", "hybrid"}
-    }
-    if study:
-        report["study"] = {
-            name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
-            for name, scores in totals.items()
-        }
+    report = _means(totals, count, study)
     report.update(
         {
             "data": str(data_file),
@@ -363,10 +358,24 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
     return report
 
 
+def print_retrieval(report: dict[str, Any]) -> None:
+    print(
+        f"LoCoMo retrieval: {report['questions']} questions, {report['claims']} claims, "
+        f"{report['conversations']} conversations ({report['seconds']} s)"
+    )
+    rows = report.get("study", {k: report[k] for k in ("bm25", "dense", "hybrid")})
+    for name in dict.fromkeys(("bm25", "dense", "hybrid", *rows)):  # each once, these first
+        if name in rows or name in report:
+            scores = rows.get(name) or report[name]
+            print(
+                f"  {name:18} nDCG@10 {scores['ndcg@10']:.3f}  Recall@10 "
+                f"{scores['recall@10']:.3f}  Hit@5 {scores['hit@5']:.3f}"
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = arguments(__doc__)
     parser.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--study", action="store_true", help="also measure other fusions")
     parser.add_argument("--cache", type=Path, help="keep embeddings here between runs")
     parser.add_argument(
@@ -378,26 +387,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --episodes: a turn that shared an image also says its caption",
     )
     args = parser.parse_args(argv)
-    if args.episodes:
-        report = run_episodes(args.data, args.cache, study=args.study, images=args.images)
-        print(json.dumps(report, indent=2))
-        return 0
-    report = run(args.data, args.study, args.cache)
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(
-        f"LoCoMo retrieval: {report['questions']} questions, {report['claims']} claims, "
-        f"{report['conversations']} conversations ({report['seconds']} s)"
-    )
-    rows = report.get("study", {k: report[k] for k in ("bm25", "dense", "hybrid")})
-    for name in ("bm25", "dense", "hybrid", *rows):
-        if name in rows or name in report:
-            scores = rows.get(name) or report[name]
-            print(
-                f"  {name:18} nDCG@10 {scores['ndcg@10']:.3f}  Recall@10 "
-                f"{scores['recall@10']:.3f}  Hit@5 {scores['hit@5']:.3f}"
-            )
+    began = time.perf_counter()
+    report = start_report("locomo", parameters=vars(args))
+    if args.episodes:  # always one JSON object
+        report |= run_episodes(args.data, args.cache, study=args.study, images=args.images)
+        emit(report, as_json=True, began=began)
+    else:
+        report |= run(args.data, args.study, args.cache)
+        emit(report, as_json=args.json, table=print_retrieval, began=began)
     return 0
 
 

@@ -1,8 +1,8 @@
 """The search benchmark: full-text build, embedding throughput, change-to-searchable, search
 latency, resident memory, and SQLite FTS5 on the same corpus.
 
-    python benchmarks/search.py [--claims 100000] [--notes 10000] [--queries 1000]
-                                [--embed-sample 2000] [--json] [--seed 7] [--workdir DIR]
+    .venv/bin/python -m benchmarks.search [--claims 100000] [--notes 10000] [--queries 1000]
+        [--embed-sample 2000] [--json] [--seed 7] [--workdir DIR]
 
 The corpus (deterministic from the seed): the foundation benchmark's first user (claims,
 a 2 000-context tree, 200 tags, 5 000 entities), imported with ``import_records`` into a store
@@ -44,13 +44,11 @@ import gc
 import json
 import random
 import re
-import resource
 import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence, Sized
 from dataclasses import dataclass, field, replace
@@ -59,19 +57,28 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import (
+from benchmarks.common import (
+    ROOT,
+    arguments,
+    emit,
+    latency_ms,
+    noisy_copies,
+    peak_rss_mib,
+    print_head,
+    print_memory_steps,
+    proc_status,
+    start_report,
+    store_vectors,
+    workspace,
+)
+from benchmarks.foundation import (
     ADJECTIVES,
     FIRST_NAMES,
     LAST_NAMES,
     WORDS,
     UserData,
     generate_user,
-    machine,
-    percentiles,
 )
-
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
@@ -81,7 +88,7 @@ from lsp_memory.services.retrieval.documents import embed_text, note_doc
 from lsp_memory.services.retrieval.embedding import VectorSide
 from lsp_memory.services.retrieval.indexing import Indexer
 from lsp_memory.services.retrieval.search import HybridSearch
-from lsp_memory.store.catalog import Entry, VectorCatalog
+from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import TextDoc, open_index
 from lsp_memory.store.vectors import (
     Embedder,
@@ -402,15 +409,7 @@ class Inputs:
 
 def vm_status() -> dict[str, float]:
     """VmRSS and VmHWM of this process in MiB (Linux), and ru_maxrss."""
-    found: dict[str, float] = {}
-    status = Path("/proc/self/status")
-    if status.exists():
-        for row in status.read_text().splitlines():
-            key = row.split(":", 1)[0]
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
-                found[key.lower() + "_mib"] = int(row.split()[1]) / 1024
-    found["ru_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return found
+    return {**proc_status(), "ru_maxrss_mib": peak_rss_mib()}
 
 
 def folder_bytes(folder: Path) -> int:
@@ -427,7 +426,7 @@ class Case:
     planned: int = 0
 
     def figures(self, target_p99_ms: float | None = None) -> dict[str, Any]:
-        stats = percentiles(self.samples)
+        stats = latency_ms(self.samples)
         return {
             "label": self.label,
             "runs": len(self.samples),
@@ -614,19 +613,14 @@ def fill_vectors(
         (np.flatnonzero(~is_note), real_claims),
         (np.flatnonzero(is_note), real_notes),
     ):
-        base = pool[generator.integers(0, len(pool), size=len(rows))]
-        noise = generator.normal(0.0, NOISE, size=base.shape).astype(np.float32)
-        matrix[rows] = base + noise
+        matrix[rows] = noisy_copies(pool, len(rows), generator, NOISE)
     for row, vector in real.items():
         matrix[row] = vector
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     made = time.perf_counter() - started
     hashes = [content_hash(embed_text(doc)) for doc in docs]
     started = time.perf_counter()
-    side.cache.put_many(side.embedder.model_id, dict(zip(hashes, matrix, strict=True)))
-    side.catalog.mark_embedded(
-        [Entry(d.id, d.user, d.kind, d.status, h) for d, h in zip(docs, hashes, strict=True)]
-    )
+    store_vectors(side, docs, hashes, matrix)
     stored = time.perf_counter() - started
     started = time.perf_counter()
     for doc, vector in zip(docs, matrix, strict=True):
@@ -648,65 +642,76 @@ def fill_vectors(
 
 
 def latency(app: App, embedder: Embedder, inputs: Inputs) -> dict[str, Any]:
-    queries, warm_queries = inputs.queries, inputs.warm_queries
-    prefixes, warm_prefixes = inputs.prefixes, inputs.warm_prefixes
     side = app.vectors
     assert side is not None
     text = app.text_index
     vectors = side.index
     engine = HybridSearch(text, vectors, embedder)
-    cases: dict[str, dict[str, Any]] = {}
-
-    cases["text_raw"] = run_case(
-        "FullTextIndex.search, k=10",
-        lambda q: text.search(q, user=USER, k=K),
-        queries,
-        warm_queries,
-    ).figures(TARGET_BM25_P99_MS)
-    cases["bm25"] = run_case(
-        'HybridSearch.search mode="bm25", k=10 (pool 100)',
-        lambda q: engine.search(q, user=USER, k=K, mode="bm25"),
-        queries,
-        warm_queries,
-    ).figures(TARGET_BM25_P99_MS)
     query_vectors: dict[str, FloatVector] = {}
 
     def embed_one(query: str) -> int:
         query_vectors[query] = embedder.embed([query])[0]
         return 1
 
-    for query in warm_queries:
+    for query in inputs.warm_queries:
         query_vectors[query] = embedder.embed([query])[0]
-    cases["query_embedding"] = run_case(
-        "Embedder.embed([query])", embed_one, queries, warm_queries
-    ).figures()
-    cases["dense"] = run_case(
-        "VectorIndex.search, k=100 (query vector given)",
-        lambda q: vectors.search(query_vectors[q], k=100, user=USER),
-        queries,
-        warm_queries,
-    ).figures()
     precomputed = HybridSearch(
         text, vectors, PrecomputedEmbedder(embedder.model_id, embedder.dim, query_vectors)
     )
-    cases["hybrid_precomputed"] = run_case(
-        'HybridSearch.search mode="hybrid", query vector given',
-        lambda q: precomputed.search(q, user=USER, k=K, mode="hybrid"),
-        queries,
-        warm_queries,
-    ).figures()
-    cases["hybrid"] = run_case(
-        'HybridSearch.search mode="hybrid", k=10',
-        lambda q: engine.search(q, user=USER, k=K, mode="hybrid"),
-        queries,
-        warm_queries,
-    ).figures(TARGET_HYBRID_P99_MS)
-    cases["prefix"] = run_case(
-        "FullTextIndex.prefix, k=20",
-        lambda p: text.prefix(p, user=USER),
-        prefixes,
-        warm_prefixes,
-    ).figures(TARGET_PREFIX_P99_MS)
+    # key, label, the call, on prefixes (else queries), target p99 (ms); timed in this order.
+    calls: list[tuple[str, str, Callable[[str], Sized | int], bool, float | None]] = [
+        (
+            "text_raw",
+            "FullTextIndex.search, k=10",
+            lambda q: text.search(q, user=USER, k=K),
+            False,
+            TARGET_BM25_P99_MS,
+        ),
+        (
+            "bm25",
+            'HybridSearch.search mode="bm25", k=10 (pool 100)',
+            lambda q: engine.search(q, user=USER, k=K, mode="bm25"),
+            False,
+            TARGET_BM25_P99_MS,
+        ),
+        ("query_embedding", "Embedder.embed([query])", embed_one, False, None),
+        (
+            "dense",
+            "VectorIndex.search, k=100 (query vector given)",
+            lambda q: vectors.search(query_vectors[q], k=100, user=USER),
+            False,
+            None,
+        ),
+        (
+            "hybrid_precomputed",
+            'HybridSearch.search mode="hybrid", query vector given',
+            lambda q: precomputed.search(q, user=USER, k=K, mode="hybrid"),
+            False,
+            None,
+        ),
+        (
+            "hybrid",
+            'HybridSearch.search mode="hybrid", k=10',
+            lambda q: engine.search(q, user=USER, k=K, mode="hybrid"),
+            False,
+            TARGET_HYBRID_P99_MS,
+        ),
+        (
+            "prefix",
+            "FullTextIndex.prefix, k=20",
+            lambda p: text.prefix(p, user=USER),
+            True,
+            TARGET_PREFIX_P99_MS,
+        ),
+    ]
+    cases: dict[str, dict[str, Any]] = {}
+    for key, label, call, on_prefixes, target in calls:
+        timed, warm = (
+            (inputs.prefixes, inputs.warm_prefixes)
+            if on_prefixes
+            else (inputs.queries, inputs.warm_queries)
+        )
+        cases[key] = run_case(label, call, timed, warm).figures(target)
     return cases
 
 
@@ -764,10 +769,10 @@ def change_to_searchable(
         attempts.append(tries)
     result: dict[str, Any] = {
         "changes": count,
-        "total": percentiles(totals),
-        "vault_update": percentiles(updates),
-        "indexer_sync": percentiles(syncs),
-        "search": percentiles(searches),
+        "total": latency_ms(totals),
+        "vault_update": latency_ms(updates),
+        "indexer_sync": latency_ms(syncs),
+        "search": latency_ms(searches),
         "searches_until_found_max": max(attempts),
         "target_ms": TARGET_CHANGE_MS,
     }
@@ -864,7 +869,7 @@ class Fts5:
             if (doc.id,) not in found:
                 raise SystemExit(f"FTS5: {word} did not find {path}")
             totals.append(clock() - started)
-        return {"changes": len(paths), "total": percentiles(totals)}
+        return {"changes": len(paths), "total": latency_ms(totals)}
 
     def close(self) -> None:
         self.db.close()
@@ -975,9 +980,10 @@ def measure_memory(spec: dict[str, Any]) -> dict[str, Any]:
     # Linux keeps the largest RSS seen at an exec in ru_maxrss, and a child forked from this
     # (large) process execs with a copy of its memory: its ru_maxrss would start at this
     # process's size. A shell in between forks the child from itself, a small process.
-    command = [sys.executable, str(Path(__file__).resolve()), "--memory-child", json.dumps(spec)]
+    command = [sys.executable, "-m", "benchmarks.search", "--memory-child", json.dumps(spec)]
     done = subprocess.run(
         ["/bin/sh", "-c", '"$@"; exit $?', "sh", *command],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
@@ -1000,19 +1006,15 @@ def _ratio(ours: float, theirs: float) -> str:
 
 
 def print_table(report: dict[str, Any]) -> None:
-    facts = report["machine"]
     params = report["parameters"]
     data = report["data"]
-    print("lsp-memory search benchmark")
-    print(
-        f"machine: {facts['platform']}, {facts['cpus']} CPUs, {facts['memory_gib']} GiB, "
-        f"Python {facts['python']}, SQLite {facts['sqlite']}, load {facts['load_average_at_start']}"
-    )
-    print(
-        f"data: {params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities for "
+    print_head(
+        "lsp-memory search benchmark",
+        report,
+        f"{params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities for "
         f"{USER!r}; {params['notes']} notes ({data['note_bytes'] / 1e6:.1f} MB, "
         f"{data['note_bytes'] / max(1, params['notes']):.0f} B each); seed {params['seed']}; "
-        f"generated in {data['generate_s']:.1f} s, imported in {data['import_s']:.1f} s"
+        f"generated in {data['generate_s']:.1f} s, imported in {data['import_s']:.1f} s",
     )
     b = report["build"]
     print("\nFull text-index build")
@@ -1087,12 +1089,7 @@ def print_table(report: dict[str, Any]) -> None:
         f"peak {m['peak_rss_mb']:.0f} MB ({m['peak_rss_mib']:.0f} MiB), current "
         f"{m['current_rss_mb']:.0f} MB   ≤ {TARGET_RSS_MB:g} MB {_mark(m['met'])}"
     )
-    for step, row in m["steps"].items():
-        print(
-            f"  {step:30} VmRSS {row.get('vmrss_mib', 0):5.0f} MiB (anon "
-            f"{row.get('rssanon_mib', 0):4.0f}, file {row.get('rssfile_mib', 0):3.0f})  "
-            f"VmHWM {row.get('vmhwm_mib', 0):5.0f} MiB"
-        )
+    print_memory_steps(m["steps"], 30)
     print("\nFTS5 peer (same documents)          ours       FTS5   ours/FTS5")
     for label, ours, theirs, unit in report["ratios_rows"]:
         print(f"  {label:32} {ours:9.3f} {theirs:9.3f}   {_ratio(ours, theirs):>8}  {unit}")
@@ -1149,13 +1146,8 @@ def ratios(report: dict[str, Any]) -> list[tuple[str, float, float, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--claims", type=int, default=100_000)
-    parser.add_argument("--notes", type=int, default=10_000)
-    parser.add_argument("--queries", type=int, default=1000, help="timed queries per case")
+    parser = arguments(__doc__, seed=True, claims=100_000, notes=10_000, queries=1000)
     parser.add_argument("--embed-sample", type=int, default=2000, help="claims embedded for real")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, help="put the store and indexes here and keep them")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1166,32 +1158,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("need --claims ≥ 100, --notes ≥ 60, --queries ≥ 10, --embed-sample ≥ 32")
 
     began = time.perf_counter()
-    facts = machine()
-    rng = random.Random(args.seed)
-    if args.workdir is not None:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        base = Path(tempfile.mkdtemp(prefix="search-", dir=args.workdir))
-    else:
-        base = Path(tempfile.mkdtemp(prefix="lsp-memory-search-"))
-    try:
-        report = run(args, rng, base, facts)
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(base, ignore_errors=True)
-    report["total_s"] = time.perf_counter() - began
-    report["load_average_at_end"] = machine()["load_average_at_start"]
-    report["ratios_rows"] = ratios(report)
-    report["peak_rss_mib_harness"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print_table(report)
+    names = ("claims", "notes", "queries", "embed_sample", "seed")
+    parameters = {name: getattr(args, name) for name in names}
+    data = start_report(
+        "search", parameters=parameters | {"contexts": CONTEXTS, "entities": ENTITIES}
+    )
+    with workspace("search", args.workdir) as base:
+        data.update(run(args, random.Random(args.seed), base))
+        data["workdir"] = str(base) if args.workdir is not None else None
+    data["ratios_rows"] = ratios(data)
+    emit(data, as_json=args.json, table=print_table, began=began)
     return 0
 
 
-def run(
-    args: argparse.Namespace, rng: random.Random, base: Path, facts: dict[str, Any]
-) -> dict[str, Any]:
+def run(args: argparse.Namespace, rng: random.Random, base: Path) -> dict[str, Any]:
     started = time.perf_counter()
     claims = generate_user(
         rng, user=None, claims=args.claims, contexts=CONTEXTS, entities=ENTITIES, tags=TAGS
@@ -1245,17 +1225,6 @@ def run(
     gc.collect()
     memory = measure_memory(spec)
     return {
-        "benchmark": "search",
-        "machine": facts,
-        "parameters": {
-            "claims": args.claims,
-            "contexts": CONTEXTS,
-            "entities": ENTITIES,
-            "notes": args.notes,
-            "queries": args.queries,
-            "embed_sample": args.embed_sample,
-            "seed": args.seed,
-        },
         "data": {
             "generate_s": generated,
             "import_s": imported,
@@ -1272,7 +1241,6 @@ def run(
         "change": change,
         "fts5": fts,
         "memory": memory,
-        "workdir": str(base) if args.workdir is not None else None,
     }
 
 

@@ -1,9 +1,9 @@
 """The MCP server's ``search_memory`` on a large memory: 100 000 claims + 100 000 episodes.
 
-    python benchmarks/search_memory.py [--cache DIR] [--work DIR] [--episodes 100000]
-        [--queries 200] [--json]
+    .venv/bin/python -m benchmarks.search_memory [--cache DIR] [--work DIR]
+        [--episodes 100000] [--queries 200] [--json]
 
-1. The claims are the consolidation benchmark's embedded base (``benchmarks/consolidate.py``:
+1. The claims are the consolidation benchmark's embedded base (``benchmarks.consolidate``:
    the server corpus's 100 000 claims, embedded for real; built once in ``--cache``, about
    17 minutes, then reused).
 2. A copy of it gains ``--episodes`` messages (half user, half assistant, in sessions of 20),
@@ -13,20 +13,18 @@
    messages for real would take another 20 minutes and measure the model, not the search).
 3. ``lsp-memory mcp`` is spawned by the SDK's own client over stdio, asked once to warm up,
    then ``--queries`` ``search_memory`` calls per ``search_type`` (``all``, ``episodes``,
-   ``facts``), each timed at the client from request to answer.
+   ``facts``), each timed at the client from request to answer; p50/p90/p99
+   (``benchmarks.common.percentile``).
 
 Target (issue: conversations): p99 ≤ 50 ms on 100k claims + 100k episodes.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -35,23 +33,25 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import (
+    arguments,
+    emit,
+    extraction_rows,
+    latency_ms,
+    mcp_session,
+    noisy_copies,
+    start_report,
+    store_vectors,
+    workspace,
+)
+from benchmarks.consolidate import embedded_base, environment
+from benchmarks.server_corpus import USER
+from lsp_memory.app import App
+from lsp_memory.config import Config
+from lsp_memory.services.retrieval.documents import embed_text
+from lsp_memory.store.sqlite import Episode
+from lsp_memory.store.vectors import content_hash
 
-from consolidate import embedded_base, environment, machine  # noqa: E402
-from foundation import machine as machine_at_start  # noqa: E402
-from foundation import percentiles  # noqa: E402
-from server_corpus import USER  # noqa: E402
-
-from lsp_memory.app import App  # noqa: E402
-from lsp_memory.config import Config  # noqa: E402
-from lsp_memory.services.retrieval.documents import embed_text  # noqa: E402
-from lsp_memory.store.catalog import Entry  # noqa: E402
-from lsp_memory.store.sqlite import Episode  # noqa: E402
-from lsp_memory.store.vectors import content_hash  # noqa: E402
-
-DATA = ROOT / "tests" / "data" / "extraction.jsonl"
 REAL = 256
 NOISE = 0.05
 TOPICS = (
@@ -63,7 +63,7 @@ TOPICS = (
 def messages(count: int, seed: int) -> list[Episode]:
     """``count`` episodes: the extraction set's messages, each with a topic and a number so
     that no two texts are the same."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    rows = extraction_rows()
     rng = random.Random(seed)
     made = []
     for n in range(count):
@@ -101,15 +101,10 @@ def add_episodes(work: Path, count: int, seed: int) -> dict[str, Any]:
         rng = np.random.default_rng(seed)
         sample = rng.choice(len(docs), size=min(REAL, len(docs)), replace=False)
         real = side.embedder.embed([embed_text(docs[i]) for i in sample])
-        matrix = real[rng.integers(0, len(real), size=len(docs))]
-        matrix = matrix + rng.normal(0.0, NOISE, size=matrix.shape).astype(np.float32)
+        matrix = noisy_copies(real, len(docs), rng, NOISE)
         matrix[sample] = real
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        hashes = [content_hash(embed_text(d)) for d in docs]
-        side.cache.put_many(side.embedder.model_id, dict(zip(hashes, matrix, strict=True)))
-        side.catalog.mark_embedded(
-            [Entry(d.id, d.user, d.kind, d.status, h) for d, h in zip(docs, hashes, strict=True)]
-        )
+        store_vectors(side, docs, [content_hash(embed_text(d)) for d in docs], matrix)
         app.keeper.index()  # the claims' vectors back from the cache into a rebuilt index
         vectors = time.perf_counter() - started
         return {
@@ -124,7 +119,7 @@ def add_episodes(work: Path, count: int, seed: int) -> dict[str, Any]:
 
 
 def queries(count: int, seed: int) -> list[str]:
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    rows = extraction_rows()
     rng = random.Random(seed + 1)
     words = [w.strip(".,!?") for row in rows for w in row["userMessage"].split() if len(w) > 3]
     asked = []
@@ -134,68 +129,52 @@ def queries(count: int, seed: int) -> list[str]:
 
 
 async def measure(env: dict[str, str], asked: list[str]) -> dict[str, Any]:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "lsp_memory", "mcp"], env=env, cwd=str(ROOT)
-    )
     found: dict[str, Any] = {}
-    with Path(os.devnull).open("w") as errors:
-        async with (
-            stdio_client(params, errlog=errors) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            started = time.perf_counter()
-            await session.call_tool("search_memory", {"query": "warm up"})
-            found["first_answer_s"] = round(time.perf_counter() - started, 2)
-            for search_type in ("all", "episodes", "facts"):
-                samples = []
-                for query in asked:
-                    began = time.perf_counter()
-                    result = await session.call_tool(
-                        "search_memory", {"query": query, "search_type": search_type}
-                    )
-                    samples.append(time.perf_counter() - began)
-                    assert not result.is_error, result.content
-                found[search_type] = percentiles(samples)
+    async with mcp_session(env) as session:
+        started = time.perf_counter()
+        await session.call_tool("search_memory", {"query": "warm up"})
+        found["first_answer_s"] = round(time.perf_counter() - started, 2)
+        for search_type in ("all", "episodes", "facts"):
+            samples = []
+            for query in asked:
+                began = time.perf_counter()
+                result = await session.call_tool(
+                    "search_memory", {"query": query, "search_type": search_type}
+                )
+                samples.append(time.perf_counter() - began)
+                assert not result.is_error, result.content
+            found[search_type] = latency_ms(samples)
     return found
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = arguments(__doc__, seed=True, claims=100_000, queries=200)
     parser.add_argument("--cache", type=Path, help="keep the embedded claims here")
-    parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--episodes", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--work", type=Path, help="prepare the store here once and keep it (else a scratch one)"
     )
     args = parser.parse_args()
+    began = time.perf_counter()
+    results = start_report("search_memory", parameters=vars(args))
     cache = args.cache or Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-"))
-    start = machine_at_start()
     base, _built = embedded_base(cache, cache / f"corpus-{args.claims}", args.claims, args.seed)
-    work = args.work or Path(tempfile.mkdtemp(prefix="lsp-memory-search-memory-run-"))
-    try:
+    with workspace("search-memory-run", args.work, fresh=False) as work:
         prepared = work / "episodes.json"
         if not prepared.exists():
             shutil.copytree(base, work, dirs_exist_ok=True)
             prepared.write_text(json.dumps(add_episodes(work, args.episodes, args.seed)))
-        results: dict[str, Any] = {"build": json.loads(prepared.read_text())}
-        results.update(asyncio.run(measure(environment(work), queries(args.queries, args.seed))))
-    finally:
-        if args.work is None:
-            shutil.rmtree(work, ignore_errors=True)
-    results["machine"] = machine(start)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        for name in ("all", "episodes", "facts"):
-            print(f"search_memory {name}: {results[name]}")
-        print(f"first answer after initialize (vectors loaded): {results['first_answer_s']} s")
+        results["build"] = json.loads(prepared.read_text())
+        asked = queries(args.queries, args.seed)
+        results.update(asyncio.run(measure(environment(work), asked)))
+    emit(results, as_json=args.json, table=print_searches, began=began)
     return 0
+
+
+def print_searches(results: dict[str, Any]) -> None:
+    for name in ("all", "episodes", "facts"):
+        print(f"search_memory {name}: {results[name]}")
+    print(f"first answer after initialize (vectors loaded): {results['first_answer_s']} s")
 
 
 if __name__ == "__main__":

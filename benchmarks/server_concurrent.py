@@ -6,7 +6,7 @@ On one server, after its first index sync and once its background thread is idle
 
 - **alone**: the request on a quiet server;
 - **during code lens**: ``textDocument/codeLens`` sent for a prompt with five references (the
-  build-context benchmark's prompts, ``benchmarks/context.py``), then at once, without waiting
+  build-context benchmark's prompts, ``benchmarks.context``), then at once, without waiting
   for its answer, the request;
 - **during buildContext**: the same with ``workspace/executeCommand lspMemory.buildContext``
   on that prompt.
@@ -31,31 +31,25 @@ from __future__ import annotations
 
 import itertools
 import random
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from context import PROMPTS, prompt
-from foundation import percentiles
-from lspclient import Client, Reply
-from server_corpus import Prepared
-from server_inputs import PROMPT_LINES, Document, Probe, prompt_lines, reference, typed
-from server_suites import (
+from benchmarks.common import latency_ms, proc_status
+from benchmarks.context import PROMPTS, prompt
+from benchmarks.lspclient import Client, Reply
+from benchmarks.server_corpus import Prepared
+from benchmarks.server_inputs import PROMPT_LINES, Document, Probe, prompt_lines, reference, typed
+from benchmarks.server_suites import (
     CAPPED_RUNS,
-    SERVER,
     TARGET_COMPLETION_P99_MS,
     TARGET_HOVER_P99_MS,
     Bench,
     Timings,
     count_items,
-    proc_status,
-    wait_idle,
-    wait_ready,
+    idle_server,
 )
 
 _SERIAL = itertools.count(1)  # every document of a run has its own URI
@@ -89,7 +83,7 @@ class Way:
         figures["sent"] = self.request.sent
         if self.slow:
             figures["overtook_share"] = sum(self.overtook) / len(self.overtook)
-            figures["slow"] = percentiles(self.slow)
+            figures["slow"] = latency_ms(self.slow)
             figures["slow_samples_ms"] = [s * 1000 for s in self.slow]
         return figures
 
@@ -208,16 +202,12 @@ def concurrent(bench: Bench, samples: int) -> dict[str, Any]:
     for key in CASES:
         inputs[key] = {way: [draw(rng, prepared, key) for _ in range(samples)] for way in WAYS}
         warm[key] = [draw(rng, prepared, key) for _ in range(WARMUP_ROUNDS)]
-    client = Client(SERVER, prepared.env(), work / "concurrent.stderr")
-    try:
-        client.initialize(prepared.vault, bench.capabilities)
-        ready = wait_ready(client)
-        idle = wait_idle(client)
+    with idle_server(prepared, work / "concurrent.stderr", bench.capabilities) as server:
         began = time.perf_counter()
         cases: dict[str, dict[str, Any]] = {}
         for key, (method, label, target) in CASES.items():
             ways = run_ways(
-                client,
+                server.client,
                 work,
                 lines,
                 method,
@@ -232,18 +222,16 @@ def concurrent(bench: Bench, samples: int) -> dict[str, Any]:
                 **{way: timed.figures(target) for way, timed in ways.items()},
             }
         took = time.perf_counter() - began
-        memory = proc_status(client.pid)
-    finally:
-        client.close()
+        memory = proc_status(server.client.pid)
     slow: dict[str, Any] = {}
     for way in WAYS:
         if way == "alone":
             continue
         times = [s / 1000 for case in cases.values() for s in case[way]["slow_samples_ms"]]
-        slow[way] = {"runs": len(times), **percentiles(times)}
+        slow[way] = {"runs": len(times), **latency_ms(times)}
     return {
-        "ready_s": ready,
-        "idle": idle,
+        "ready_s": server.ready_s,
+        "idle": server.idle,
         "seconds": took,
         "prompts": len(prompts),
         "warmup_rounds": WARMUP_ROUNDS,

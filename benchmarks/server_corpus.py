@@ -1,32 +1,30 @@
 """The language-server benchmark's corpus, built once before any server starts.
 
-The corpus is the search benchmark's (``benchmarks/search.py``, same seed, same generators):
+The corpus is the search benchmark's (``benchmarks.search``, same seed, same generators):
 the foundation benchmark's first user (100 000 claims, 2 000 contexts, 200 tags, 5 000
 entities) imported into a store, and 10 000 generated Markdown notes as the one workspace
 folder (vault). The full-text index is built before any server starts (``IndexKeeper.index``), and
 every document gets a vector in the vector cache (a sample embedded for real, the rest noisy
 copies, as the search benchmark does), so a server starts on an existing, fully embedded
-index. With ``--cache DIR`` the corpus, store and indexes are kept under DIR and reused.
+index. With ``--cache DIR`` the corpus, store and indexes are kept under DIR and reused
+(``prepare_in``: one folder per size and seed, shared by the benchmarks that use it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import random
 import shutil
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import UserData, generate_user
-from search import fill_vectors, folder_bytes, generate_vault
-
+from benchmarks.common import isolated_env
+from benchmarks.foundation import UserData, generate_user
+from benchmarks.search import fill_vectors, folder_bytes, generate_vault
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.services.memory.interchange import import_records
@@ -63,16 +61,14 @@ class Prepared:
 
     def env(self, cache_home: Path | None = None) -> dict[str, str]:
         """The server's environment: settings from env, every XDG folder inside the corpus."""
-        return {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(self.xdg / "home"),
-            "XDG_CACHE_HOME": str(cache_home or self.xdg / "cache"),
-            "XDG_CONFIG_HOME": str(self.xdg / "config"),
-            "XDG_DATA_HOME": str(self.xdg / "data"),
-            "XDG_STATE_HOME": str(self.xdg / "state"),
-            "LSP_MEMORY_STORE": str(self.store),
-            "LSP_MEMORY_USER": USER,
-        }
+        return isolated_env(self.xdg, self.store, USER, cache_home)
+
+
+def prepare_in(base: Path, claims: int, notes: int, seed: int) -> Prepared:
+    """``prepare`` in ``base``'s folder for this size and seed, so that the benchmarks given
+    the same ``--cache`` share one corpus."""
+    key = hashlib.sha1(f"{claims}-{notes}-{seed}".encode()).hexdigest()[:8]
+    return prepare(base.resolve() / f"corpus-{key}", claims, notes, seed)
 
 
 def prepare(root: Path, claims: int, notes: int, seed: int) -> Prepared:

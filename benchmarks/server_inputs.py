@@ -6,17 +6,13 @@ documents, and each request's input (a typed fragment or a reference, and the cu
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import WORDS
-from lspclient import Client, utf16
-from server_corpus import Prepared
+from benchmarks.foundation import WORDS
+from benchmarks.lspclient import Client, utf16
+from benchmarks.server_corpus import Prepared
 
 WARMUP = 30  # untimed requests before each case
 PROMPT_LINES = 100

@@ -14,20 +14,15 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import percentiles
-from lspclient import Client
-from server_suites import (
+from benchmarks.common import latency_ms
+from benchmarks.server_suites import (
     SIDE_PASS_CHECKS,
     Bench,
     diagnostics_suite,
+    idle_server,
     latency_suite,
-    wait_idle,
-    wait_ready,
 )
 
 GC_SLOW_MS = 1.0  # a collection this long counts as a pause
@@ -117,10 +112,10 @@ def attribution(
         found[key] = {
             "runs": len(samples),
             "p50_ms": statistics.median(samples),
-            "p99_ms": percentiles([s / 1000 for s in samples])["p99_ms"],
-            "p99_without_gc_ms": percentiles([s / 1000 for s in without])["p99_ms"],
+            "p99_ms": latency_ms([s / 1000 for s in samples])["p99_ms"],
+            "p99_without_gc_ms": latency_ms([s / 1000 for s in without])["p99_ms"],
             "quiet_runs": len(quiet),
-            "quiet_p99_ms": percentiles(quiet)["p99_ms"] if len(quiet) > 1 else None,
+            "quiet_p99_ms": latency_ms(quiet)["p99_ms"] if len(quiet) > 1 else None,
             "with_gc_pause": sum(1 for g in in_gc if g > 0),
             "with_sync": sum(in_sync),
             "slowest": count,
@@ -149,11 +144,8 @@ def probe(bench: Bench, samples: int) -> dict[str, Any]:
     prepared, work = bench.prepared, bench.work
     events_file = work / "probe-events.json"
     command = [sys.executable, "-c", PROBE_BOOTSTRAP, str(events_file)]
-    client = Client(command, prepared.env(), work / "probe.stderr")
-    try:
-        client.initialize(prepared.vault, bench.capabilities)
-        ready = wait_ready(client)
-        idle = wait_idle(client)
+    with idle_server(prepared, work / "probe.stderr", bench.capabilities, command) as server:
+        client = server.client
         began = time.perf_counter()
         cases = latency_suite(client, bench, samples, selection=PROBE_CASES, large_document=False)
         checks = diagnostics_suite(client, bench, SIDE_PASS_CHECKS, debounced=0)
@@ -166,9 +158,7 @@ def probe(bench: Bench, samples: int) -> dict[str, Any]:
                 break
             time.sleep(0.05)
         data = json.loads(events_file.read_text())
-    finally:
-        client.close()
-    after_ready = client.spawned + ready
+    after_ready = client.spawned + server.ready_s
     events = [e for e in data["events"] if e[0] >= after_ready]
     busy = [b for b in data["busy"] if b[0] >= after_ready]
     by_generation: dict[str, dict[str, float]] = {}
@@ -178,7 +168,7 @@ def probe(bench: Bench, samples: int) -> dict[str, Any]:
             by_generation[str(generation)] = {
                 "count": len(mine),
                 "median_ms": statistics.median(mine),
-                "p99_ms": percentiles([m / 1000 for m in mine])["p99_ms"]
+                "p99_ms": latency_ms([m / 1000 for m in mine])["p99_ms"]
                 if len(mine) > 1
                 else mine[0],
                 "max_ms": mine[-1],
@@ -195,8 +185,8 @@ def probe(bench: Bench, samples: int) -> dict[str, Any]:
                 "share_of_time": sum(mine) / 1000 / took,
             }
     return {
-        "ready_s": ready,
-        "idle": idle,
+        "ready_s": server.ready_s,
+        "idle": server.idle,
         "seconds": took,
         "collections_after_ready": len(events),
         "collections_over_1ms": sum(1 for e in events if (e[1] - e[0]) * 1000 >= GC_SLOW_MS),

@@ -4,16 +4,13 @@ JSON object without the per-request arrays unless they are asked for.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from server_concurrent import WAYS
-from server_corpus import CONTEXTS, ENTITIES, TAGS
-from server_probe import GC_SLOW_MS
-from server_suites import (
+from benchmarks.common import print_head, print_memory_steps
+from benchmarks.server_concurrent import WAYS
+from benchmarks.server_corpus import CONTEXTS, ENTITIES, TAGS
+from benchmarks.server_probe import GC_SLOW_MS
+from benchmarks.server_suites import (
     TARGET_COMPLETION_P99_MS,
     TARGET_DIAGNOSTICS_MS,
     TARGET_FIRST_COMPLETION_MS,
@@ -56,16 +53,13 @@ def _row(label: str, row: dict[str, Any], target: str = "") -> str:
 
 
 def print_table(report: dict[str, Any]) -> None:
-    facts, params, build = report["machine"], report["parameters"], report["build"]
-    print("lsp-memory language-server benchmark (stdio, JSON-RPC client in the harness)")
-    print(
-        f"machine: {facts['platform']}, {facts['cpus']} CPUs, {facts['memory_gib']} GiB, "
-        f"Python {facts['python']}, load {facts['load_average_at_start']}"
-    )
-    print(
-        f"data: {params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities, {TAGS} "
+    params, build = report["parameters"], report["build"]
+    print_head(
+        "lsp-memory language-server benchmark (stdio, JSON-RPC client in the harness)",
+        report,
+        f"{params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities, {TAGS} "
         f"tags; {params['notes']} notes; {build['documents']} documents indexed, "
-        f"{build['vectors']} vectors; corpus {'reused' if report['corpus_reused'] else 'built'}"
+        f"{build['vectors']} vectors; corpus {'reused' if report['corpus_reused'] else 'built'}",
     )
     s = report.get("startup")
     if s:
@@ -181,12 +175,7 @@ def _print_main(m: dict[str, Any]) -> None:
         f"\nMemory after the runs: VmRSS {mem['vmrss_mb']:.0f} MB, VmHWM {mem['vmhwm_mb']:.0f} MB"
         f"   ≤ {TARGET_RSS_MB:g} MB {_mark(mem['met'])}"
     )
-    for step, row in mem["steps"].items():
-        print(
-            f"  {step:20} VmRSS {row.get('vmrss_mib', 0):5.0f} MiB (anon "
-            f"{row.get('rssanon_mib', 0):4.0f}, file {row.get('rssfile_mib', 0):3.0f})  "
-            f"VmHWM {row.get('vmhwm_mib', 0):5.0f} MiB"
-        )
+    print_memory_steps(mem["steps"], 20)
 
 
 def _print_concurrent(c: dict[str, Any]) -> None:

@@ -11,16 +11,12 @@ import selectors
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import percentiles
-from server_corpus import Prepared
+from benchmarks.common import latency_ms
+from benchmarks.server_corpus import Prepared
 
 RG_PREFIXES = 60  # per prefix length
 
@@ -110,12 +106,12 @@ def ripgrep(prepared: Prepared, completion: dict[str, dict[str, Any]]) -> dict[s
         median_ours = statistics.median(ours_ms)
         result["by_length"][str(length)] = {
             "prefixes": len(prefixes),
-            "rg": percentiles(walls),
+            "rg": latency_ms(walls),
             "rg_content_median_ms": statistics.median(singles[0]) * 1000,
             "rg_files_median_ms": statistics.median(singles[1]) * 1000,
             "notes_found_median": statistics.median(found),
             "ours_median_ms": median_ours,
-            "ours_p99_ms": percentiles([s / 1000 for s in ours_ms])["p99_ms"],
+            "ours_p99_ms": latency_ms([s / 1000 for s in ours_ms])["p99_ms"],
             "ratio_rg_over_ours": median_rg / median_ours,
             "example": obsidian_commands("rg", "VAULT", prefixes[0]),
         }

@@ -28,19 +28,17 @@ import random
 import shutil
 import sqlite3
 import statistics
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import percentiles
-from lspclient import Client
-from server_corpus import USER, Prepared
-from server_inputs import (
+from benchmarks.common import latency_ms, lsp_memory_command, proc_status
+from benchmarks.lspclient import Client, vs_code_capabilities
+from benchmarks.server_corpus import USER, Prepared
+from benchmarks.server_inputs import (
     DIAGNOSTIC_LINES,
     DIAGNOSTIC_REFERENCES,
     KIND_LABELS,
@@ -54,7 +52,6 @@ from server_inputs import (
     prompt_lines,
     typed,
 )
-
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
@@ -79,27 +76,10 @@ READY_TIMEOUT_S = 300.0
 IDLE_CPU_SHARE = 0.3  # background thread idle: below this share of one core over IDLE_WINDOW_S
 IDLE_WINDOW_S = 2.0
 STARTUP_TIMEOUT_S = 60.0
-SERVER = [sys.executable, "-m", "lsp_memory", "serve"]
+SERVER = lsp_memory_command("serve")
 
 
 # -- process figures ----------------------------------------------------------------------------
-
-
-def proc_status(pid: int) -> dict[str, float]:
-    """VmRSS, VmHWM, RssAnon, RssFile of a process, in MiB."""
-    found: dict[str, float] = {}
-    try:
-        rows = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return found
-    for row in rows:
-        key = row.split(":", 1)[0]
-        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
-            value = int(row.split()[1])
-            found[key.lower() + ("" if key == "Threads" else "_mib")] = (
-                value if key == "Threads" else value / 1024
-            )
-    return found
 
 
 def cpu_seconds(pid: int) -> float:
@@ -145,6 +125,33 @@ def wait_idle(client: Client, timeout: float = 120.0) -> dict[str, Any]:
     return {"waited_s": time.perf_counter() - started, "idle": False}
 
 
+@dataclass(slots=True)
+class Server:
+    """A server whose first index sync is done and whose background thread is idle."""
+
+    client: Client
+    ready_s: float
+    idle: dict[str, Any]
+
+
+@contextmanager
+def idle_server(
+    prepared: Prepared,
+    log: Path,
+    capabilities: dict[str, Any] | None = None,
+    command: Sequence[str] = SERVER,
+) -> Iterator[Server]:
+    """A server on ``prepared``'s corpus (its stderr to ``log``; VS Code's capabilities unless
+    ``capabilities``), once ready and idle; shut down afterwards."""
+    client = Client(command, prepared.env(), log)
+    try:
+        client.initialize(prepared.vault, capabilities or vs_code_capabilities())
+        ready = wait_ready(client)
+        yield Server(client, ready, wait_idle(client))
+    finally:
+        client.close()
+
+
 # -- measuring ----------------------------------------------------------------------------------
 
 
@@ -162,7 +169,7 @@ class Timings:
     checks_fired: int = 0  # debounced diagnostics that ran during the case
 
     def figures(self, target_ms: float | None) -> dict[str, Any]:
-        stats = percentiles(self.samples)
+        stats = latency_ms(self.samples)
         figures: dict[str, Any] = {
             "label": self.label,
             "runs": len(self.samples),
@@ -434,7 +441,7 @@ def diagnostics_suite(
         debounce = _debounce_seconds()
         result["did_change"] = changed.figures(None)
         result["did_change"]["debounce_s"] = debounce
-        result["did_change"]["check_after_debounce"] = percentiles(
+        result["did_change"]["check_after_debounce"] = latency_ms(
             [s - debounce for s in changed.samples]
         )
     return result
@@ -490,7 +497,7 @@ def startup(bench: Bench, spawns: int) -> dict[str, Any]:
     result: dict[str, Any] = {
         "spawns": len(rows),
         "initialize": {
-            **percentiles(initialize),
+            **latency_ms(initialize),
             "median_ms": statistics.median(initialize) * 1000,
             "over_target": sum(1 for s in initialize if s * 1000 > TARGET_INITIALIZE_MS),
             "target_ms": TARGET_INITIALIZE_MS,

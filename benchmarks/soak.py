@@ -1,12 +1,12 @@
 """A bounded soak of the language server: one editor client typing against
 ``python -m lsp_memory serve`` while command-line writers and an indexer work on the same store.
 
-    python benchmarks/soak.py [--seconds 60] [--claims 5000] [--notes 500] [--writers 2]
-                              [--pause 0.02] [--seed 7] [--json] [--keep DIR]
+    .venv/bin/python -m benchmarks.soak [--seconds 60] [--claims 5000] [--notes 500]
+        [--writers 2] [--pause 0.02] [--seed 7] [--json] [--keep DIR]
 
 For ``--seconds``, at the same time:
 
-- **the client** (VS Code's capabilities, ``lspclient.py``) rewrites a line of an open
+- **the client** (VS Code's capabilities, ``benchmarks.lspclient``) rewrites a line of an open
   100-line prompt (``didChange``) and asks for completion at it (``@``, ``#``, ``[[`` and 1–4
   typed characters), then rewrites another line and asks for a hover on a reference in it
   (claims, ``#N``, contexts, notes); every 25th round it waits for the debounced
@@ -17,13 +17,15 @@ For ``--seconds``, at the same time:
 
 Then: no lost write (every claim a writer was told was added is in ``lsp-memory claim list
 --json`` with its number and statement, and no number was given twice); a hover on each
-writer's last claim through the server; p50/p95/p99 per request kind; request count and
+writer's last claim through the server; p50/p95/p99 per request kind
+(``benchmarks.common.percentile``); request count and
 errors; the server's VmRSS and VmHWM after its first index sync and at the end
 (``/proc/<pid>/status``), and the highest VmRSS sampled each second in between.
 
-The corpus is ``server_corpus.py``'s (the search benchmark's generators), built afresh in a
-temporary folder at a moderate size (the defaults build in well under a minute), since the
-soak writes to its store. Output: a table, or one JSON object with ``--json``.
+The corpus is ``benchmarks.server_corpus``'s (the search benchmark's generators), built afresh
+in a temporary folder (or a new one inside ``--keep``) at a moderate size (the defaults build
+in well under a minute), since the soak writes to its store. Output: a table, or one JSON
+object with ``--json``.
 """
 
 from __future__ import annotations
@@ -33,11 +35,8 @@ import itertools
 import json
 import random
 import re
-import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -45,14 +44,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from foundation import WORDS, machine
-from lspclient import Client, ServerGone, vs_code_capabilities
-from server import code_version
-from server_corpus import CONTEXTS, ENTITIES, TAGS, Prepared, prepare
-from server_inputs import KINDS, PROMPT_LINES, TRIGGERS, Document, prompt_lines, reference, typed
-from server_suites import SERVER, proc_status, wait_idle, wait_ready
+from benchmarks.common import (
+    arguments,
+    emit,
+    latency_ms,
+    lsp_memory_command,
+    print_head,
+    proc_status,
+    start_report,
+    workspace,
+)
+from benchmarks.foundation import WORDS
+from benchmarks.lspclient import Client, ServerGone
+from benchmarks.server_corpus import CONTEXTS, ENTITIES, TAGS, Prepared, prepare
+from benchmarks.server_inputs import (
+    KINDS,
+    PROMPT_LINES,
+    TRIGGERS,
+    Document,
+    prompt_lines,
+    reference,
+    typed,
+)
+from benchmarks.server_suites import idle_server
 
 DIAGNOSTICS_EVERY = 25  # rounds between waits for the debounced check
 REQUEST_TIMEOUT_S = 30.0
@@ -66,25 +80,14 @@ def cli_command(*args: str) -> list[str]:
     """``lsp-memory ARGS``: the installed script beside this Python, else ``-m``."""
     if CLI.exists():
         return [str(CLI), *args]
-    return [sys.executable, "-m", "lsp_memory", *args]
+    return lsp_memory_command(*args)
 
 
 def spread(samples_s: Sequence[float]) -> dict[str, Any]:
     """Count, p50, p95, p99, max and mean of timings in seconds, in milliseconds."""
     if not samples_s:
         return {"count": 0}
-    if len(samples_s) == 1:
-        only = samples_s[0] * 1000
-        return {"count": 1, "p50_ms": only, "p95_ms": only, "p99_ms": only, "max_ms": only}
-    cuts = statistics.quantiles(samples_s, n=100, method="inclusive")
-    return {
-        "count": len(samples_s),
-        "p50_ms": cuts[49] * 1000,
-        "p95_ms": cuts[94] * 1000,
-        "p99_ms": cuts[98] * 1000,
-        "max_ms": max(samples_s) * 1000,
-        "mean_ms": statistics.fmean(samples_s) * 1000,
-    }
+    return {"count": len(samples_s), **latency_ms(samples_s, (50, 95, 99))}
 
 
 # -- the command-line workers -------------------------------------------------------------------
@@ -256,56 +259,55 @@ def ask(client: Client, tally: Tally, kind: str, params: dict[str, Any]) -> Any:
 
 def soak(prepared: Prepared, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     rng = random.Random(args.seed + 11)
-    client = Client(SERVER, prepared.env(), work / "server.stderr")
     stop = threading.Event()
     workers: list[Worker] = []
     threads: list[threading.Thread] = []
     memory_samples: list[tuple[float, float]] = []
     try:
-        client.initialize(prepared.vault, vs_code_capabilities())
-        ready_s = wait_ready(client)
-        idle = wait_idle(client)
-        memory_start = proc_status(client.pid)
-        for number in range(1, args.writers + 1):
-            worker = Worker(f"writer {number}", prepared.env(), stop)
-            source = random.Random(args.seed * 100 + number)
+        with idle_server(prepared, work / "server.stderr") as server:
+            client = server.client
+            memory_start = proc_status(client.pid)
+            for number in range(1, args.writers + 1):
+                worker = Worker(f"writer {number}", prepared.env(), stop)
+                source = random.Random(args.seed * 100 + number)
+                threads.append(
+                    threading.Thread(target=writer, args=(worker, source, number), daemon=True)
+                )
+                workers.append(worker)
+            index_worker = Worker("indexer", prepared.env(), stop)
+            workers.append(index_worker)
             threads.append(
-                threading.Thread(target=writer, args=(worker, source, number), daemon=True)
+                threading.Thread(target=indexer, args=(index_worker, prepared.vault), daemon=True)
             )
-            workers.append(worker)
-        index_worker = Worker("indexer", prepared.env(), stop)
-        workers.append(index_worker)
-        threads.append(
-            threading.Thread(target=indexer, args=(index_worker, prepared.vault), daemon=True)
-        )
-        threads.append(
-            threading.Thread(target=sampler, args=(client.pid, stop, memory_samples), daemon=True)
-        )
-        began = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        tally = type_along(client, prepared, rng, began + args.seconds, args.pause)
-        typed_s = time.perf_counter() - began
-        stop.set()
-        for thread in threads:
-            thread.join(CLI_TIMEOUT_S)
-        memory_end = proc_status(client.pid)
-        fresh = fresh_hovers(client, prepared, workers)
-        log_errors = [
-            str(m["params"].get("message"))[:200]
-            for _, m in client.notices
-            if m.get("method") in ("window/logMessage", "window/showMessage")
-            and m["params"].get("type") == 1
-        ]
-        alive = client.process.poll() is None
+            threads.append(
+                threading.Thread(
+                    target=sampler, args=(client.pid, stop, memory_samples), daemon=True
+                )
+            )
+            began = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            tally = type_along(client, prepared, rng, began + args.seconds, args.pause)
+            typed_s = time.perf_counter() - began
+            stop.set()
+            for thread in threads:
+                thread.join(CLI_TIMEOUT_S)
+            memory_end = proc_status(client.pid)
+            fresh = fresh_hovers(client, prepared, workers)
+            log_errors = [
+                str(m["params"].get("message"))[:200]
+                for _, m in client.notices
+                if m.get("method") in ("window/logMessage", "window/showMessage")
+                and m["params"].get("type") == 1
+            ]
+            alive = client.process.poll() is None
     finally:
         stop.set()
-        client.close()
     writers = [w for w in workers if w.name.startswith("writer")]
     return {
         "server": {
-            "ready_s": ready_s,
-            "idle": idle,
+            "ready_s": server.ready_s,
+            "idle": server.idle,
             "alive_at_end": alive,
             "exit_code": client.process.returncode,
             "memory_start": memory_start,
@@ -406,18 +408,20 @@ def check_writes(prepared: Prepared, writers: Sequence[Worker]) -> dict[str, Any
 # -- output -------------------------------------------------------------------------------------
 
 
+def _cells(row: dict[str, Any], points: Sequence[str], scale: float, width: int) -> str:
+    """A ``spread`` row's figures (``p50`` for ``p50_ms``), times ``scale``, in columns."""
+    return " ".join(f"{row[point + '_ms'] * scale:{width}.2f}" for point in points)
+
+
 def print_table(report: dict[str, Any]) -> None:
-    facts, params = report["machine"], report["parameters"]
+    params = report["parameters"]
     server, client = report["server"], report["client"]
-    print("lsp-memory soak: one client typing while CLI writers and an indexer share the store")
-    print(
-        f"machine: {facts['platform']}, {facts['cpus']} CPUs, {facts['memory_gib']} GiB, "
-        f"Python {facts['python']}, load {facts['load_average_at_start']}"
-    )
-    print(
-        f"data: {params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities, {TAGS} tags;"
+    print_head(
+        "lsp-memory soak: one client typing while CLI writers and an indexer share the store",
+        report,
+        f"{params['claims']} claims, {CONTEXTS} contexts, {ENTITIES} entities, {TAGS} tags;"
         f" {params['notes']} notes (built in {report['prepare_s']:.0f} s); {params['seconds']} s,"
-        f" {params['writers']} writers, pause {params['pause']} s"
+        f" {params['writers']} writers, pause {params['pause']} s",
     )
     print(
         f"\nClient: {client['requests']} requests and {client['did_change']} didChange in "
@@ -426,22 +430,20 @@ def print_table(report: dict[str, Any]) -> None:
     print("  kind                                            count     p50     p95     p99     max")
     rows = [*client["kinds"].items(), ("all completion", client["all_completion"])]
     rows.append(("all hover", client["all_hover"]))
-    for kind, row in rows:
-        if row["count"]:
-            print(
-                f"  {kind:46} {row['count']:6} {row['p50_ms']:7.2f} {row['p95_ms']:7.2f} "
-                f"{row['p99_ms']:7.2f} {row['max_ms']:7.1f}"
-            )
+    print(
+        "\n".join(
+            f"  {kind:46} {row['count']:6} {_cells(row, ('p50', 'p95', 'p99', 'max'), 1, 7)}"
+            for kind, row in rows
+            if row["count"]
+        )
+    )
     for error, count in client["errors"].items():
         print(f"  error ×{count}: {error}")
     print("\nCommand-line processes         runs  failed  p50 s  p95 s  max s")
     for name, row in [*report["writers"].items(), ("indexer", report["indexer"])]:
-        seconds = row["seconds"]
-        if seconds["count"]:
-            print(
-                f"  {name:28} {row['runs']:5} {row['failed']:7} {seconds['p50_ms'] / 1000:6.2f} "
-                f"{seconds['p95_ms'] / 1000:6.2f} {seconds['max_ms'] / 1000:6.2f}"
-            )
+        if row["seconds"]["count"]:
+            cells = _cells(row["seconds"], ("p50", "p95", "max"), 0.001, 6)
+            print(f"  {name:28} {row['runs']:5} {row['failed']:7} {cells}")
         for reason, count in row["failures"].items():
             print(f"    failed ×{count}: {reason}")
             if "another lsp-memory process" in reason:
@@ -472,54 +474,24 @@ def print_table(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = arguments(__doc__, seed=True, claims=5000, notes=500)
     parser.add_argument("--seconds", type=int, default=60, help="how long the soak runs")
-    parser.add_argument("--claims", type=int, default=5000)
-    parser.add_argument("--notes", type=int, default=500)
     parser.add_argument("--writers", type=int, default=2, help="claim add loops")
     parser.add_argument("--pause", type=float, default=0.02, help="seconds between rounds")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--keep", type=Path, help="build and keep the corpus and logs here")
     args = parser.parse_args(argv)
     if args.seconds < 1 or args.claims < 1000 or args.notes < 100 or args.writers < 0:
         parser.error("need --seconds ≥ 1, --claims ≥ 1000, --notes ≥ 100, --writers ≥ 0")
     began = time.perf_counter()
-    facts = machine()
-    if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=False)
-        work = args.keep.resolve()
-    else:
-        work = Path(tempfile.mkdtemp(prefix="lsp-memory-soak-"))
-    try:
+    names = ("seconds", "claims", "notes", "writers", "pause", "seed")
+    parameters = {name: getattr(args, name) for name in names}
+    report = start_report("soak", parameters=parameters | {"diagnostics_every": DIAGNOSTICS_EVERY})
+    with workspace("soak", args.keep) as work:
         started = time.perf_counter()
         prepared = prepare(work / "corpus", args.claims, args.notes, args.seed)
-        prepare_s = time.perf_counter() - started
-        report: dict[str, Any] = {
-            "benchmark": "soak",
-            "machine": facts,
-            "parameters": {
-                "seconds": args.seconds,
-                "claims": args.claims,
-                "notes": args.notes,
-                "writers": args.writers,
-                "pause": args.pause,
-                "seed": args.seed,
-                "diagnostics_every": DIAGNOSTICS_EVERY,
-            },
-            "code": code_version(),
-            "prepare_s": prepare_s,
-            **soak(prepared, args, work),
-        }
-    finally:
-        if args.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
-    report["total_s"] = time.perf_counter() - began
-    report["load_average_at_end"] = machine()["load_average_at_start"]
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print_table(report)
+        report["prepare_s"] = time.perf_counter() - started
+        report.update(soak(prepared, args, work))
+    emit(report, as_json=args.json, table=print_table, began=began)
     writes, server = report["writes"], report["server"]
     return 0 if writes["lost"] == 0 and server["alive_at_end"] else 1
 

@@ -1,36 +1,28 @@
 """The supersede check of a single write at scale: ``services.memory.supersede.superseded`` on a
 store of 100 000 claims, embedding of the new statement included.
 
-    python benchmarks/supersede.py --store DIR --cache DIR [--samples 200] [--json]
+    .venv/bin/python -m benchmarks.supersede --store DIR --cache DIR [--samples 200] [--json]
 
 ``--store``/``--cache`` are an embedded store and its cache folder, such as the one
-``benchmarks/consolidate.py --cache`` builds (``<cache>/consolidate-100000/store`` and
+``python -m benchmarks.consolidate --cache`` builds (``<cache>/consolidate-100000/store`` and
 ``…/xdg/cache/lsp-memory``). New statements of every rule's types are checked against the
-store (nothing is written); reported per rule: p50, p95, p99 and max in milliseconds.
-Target (issue: memory lifecycle): ≤ 20 ms p99.
+store (nothing is written); reported per rule: p50, p95, p99 (``benchmarks.common.percentile``)
+and max in milliseconds. Target (issue: memory lifecycle): ≤ 20 ms p99.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import random
-import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from lsp_memory.app import App  # noqa: E402
-from lsp_memory.config import Config  # noqa: E402
-from lsp_memory.ids import new_uuid, now  # noqa: E402
-from lsp_memory.model import Claim, ClaimStatus  # noqa: E402
-from lsp_memory.services.memory.supersede import rule_for, superseded  # noqa: E402
+from benchmarks.common import arguments, emit, percentile, start_report
+from lsp_memory.app import App
+from lsp_memory.config import Config
+from lsp_memory.ids import new_uuid, now
+from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.services.memory.supersede import rule_for, superseded
 
 STATEMENTS = {
     "identity": ["I live in {city}", "I moved to {city}", "I work at {company}"],
@@ -49,19 +41,15 @@ WORDS = {
 }
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = arguments(__doc__)
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--user", default="bench")
     parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    began = time.perf_counter()
+    report = start_report("supersede", parameters=vars(args))
     app = App(Config(store=args.store, cache=args.cache, user=args.user))
     started = time.perf_counter()
     side = app.vectors
@@ -89,12 +77,10 @@ def main() -> int:
         times.setdefault(rule, []).append(took)
         times.setdefault("overall", []).append(took)
         found[rule] = found.get(rule, 0) + len(replaced)
-    report: dict[str, Any] = {
+    report["rules"] = {
         rule: {
             "n": len(values),
-            "p50": round(statistics.median(values), 2),
-            "p95": round(percentile(values, 0.95), 2),
-            "p99": round(percentile(values, 0.99), 2),
+            **{f"p{p}": round(percentile(values, p), 2) for p in (50, 95, 99)},
             "max": round(max(values), 2),
             "superseded": found.get(rule),
         }
@@ -102,18 +88,16 @@ def main() -> int:
     }
     report["vectors_loaded_s"] = round(loaded, 1)
     report["vectors"] = len(side.index)
-    report["machine"] = {
-        "cpus": os.cpu_count(),
-        "load": round(os.getloadavg()[0], 2),
-        "python": platform.python_version(),
-    }
     app.close()
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        for rule, row in report.items():
-            print(f"{rule}: {row}")
+    emit(report, as_json=args.json, table=print_rules, began=began)
     return 0
+
+
+def print_rules(report: dict[str, Any]) -> None:
+    for rule, row in report["rules"].items():
+        print(f"{rule}: {row}")
+    print(f"{report['vectors']} vectors loaded in {report['vectors_loaded_s']} s")
+    print(f"machine: {report['machine']}; load average at end {report['load_average_at_end']}")
 
 
 if __name__ == "__main__":
