@@ -73,7 +73,7 @@ async def test_hover_is_answered_while_add_claim_waits_for_the_write_lock(
         holder.close()
 
     added = await adding
-    assert added["statement"] == STATEMENT
+    assert isinstance(added, dict) and added["statement"] == STATEMENT
     with open_store(STORE) as store:
         stored = store.claim_by_number(USER, added["claim_number"])
     assert stored is not None and stored.statement == STATEMENT
