@@ -35,7 +35,7 @@ from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
 from lsp_memory.services.retrieval.embedding import VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
-from lsp_memory.services.retrieval.search import HybridSearch, Mode, hit_record
+from lsp_memory.services.retrieval.search import HybridSearch, Mode, search_records
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -277,16 +277,17 @@ class App:
         """The hits of ``hybrid_search`` as JSON (``hit_record``: a claim's number, status and
         confidence as the store has them), over the indexes as they are — without scanning the
         vaults as a snapshot would (``search``, the MCP server's ``search_memory``)."""
-        hits = self.hybrid_search().search(
+        return search_records(
+            self.hybrid_search(),
+            self.store,
+            self.config.user,
             query,
-            user=self.config.user,
             kinds=kinds,
             statuses=statuses,
             k=k,
             mode=mode,
             diverse=diverse,
         )
-        return [hit_record(hit, self.store, self.config.user) for hit in hits]
 
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,

@@ -10,10 +10,10 @@ the command line one per process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsp_memory.config import Config
 from lsp_memory.notes import VaultView
@@ -27,6 +27,7 @@ from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
+from lsp_memory.services.retrieval.search import search_records
 from lsp_memory.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -94,6 +95,14 @@ class Snapshot:
 
     def search(self) -> HybridSearch:
         return self.searcher()
+
+    def search_records(
+        self, query: str, *, kinds: Collection[str], statuses: Collection[str], k: int
+    ) -> list[dict[str, Any]]:
+        """The hits of ``query`` as JSON (``lspMemory.search``)."""
+        return search_records(
+            self.search(), self.store, self.user, query, kinds=kinds, statuses=statuses, k=k
+        )
 
     def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:
         """The context assembler (build-context); ``note_text`` reads a pinned note (an

@@ -26,9 +26,10 @@ from lsp_memory.cli.interchange import cmd_export, cmd_import
 from lsp_memory.cli.lifecycle import cmd_consolidate, cmd_review
 from lsp_memory.cli.options import Handler, add_globals, hits, positive
 from lsp_memory.cli.output import PROG
-from lsp_memory.cli.search import KINDS, cmd_index, cmd_search, cmd_status
+from lsp_memory.cli.search import cmd_index, cmd_search, cmd_status
 from lsp_memory.cli.servers import cmd_mcp, cmd_serve
 from lsp_memory.model import ClaimStatus
+from lsp_memory.services.retrieval.search import SCOPES
 
 # The descriptions too long for the line that declares their command.
 BUILD_CONTEXT = "the token-budgeted context block of a document's references"
@@ -125,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command(commands, "search", cmd_search, "search your memory and notes")
     sub.add_argument("query", metavar="QUERY")
-    sub.add_argument("--kind", choices=sorted(KINDS), default="all", help="default: all")
+    sub.add_argument("--kind", choices=sorted(SCOPES), default="all", help="default: all")
     sub.add_argument(
         "-k", type=hits, default=10, metavar="N", help="how many, 1 to 1000 (default 10)"
     )

@@ -9,10 +9,7 @@ from typing import Any
 
 from lsp_memory.app import App
 from lsp_memory.cli.output import print_json, short, warn
-from lsp_memory.services.retrieval.search import SHOWN_STATUSES
-
-KINDS = {"claim": ("claim",), "note": ("note",), "episode": ("episode",), "all": None}
-"""``search --kind``: the kinds of index documents each searches (all: every kind)."""
+from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
 
 def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
@@ -83,7 +80,7 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
     warn(app)
     rows = app.search_records(
         args.query,
-        kinds=KINDS[args.kind],
+        kinds=SCOPES[args.kind],
         statuses=None if args.any_status else SHOWN_STATUSES,
         k=args.k,
         mode=args.mode,

@@ -33,14 +33,10 @@ from lsp_memory.model import doc_key
 from lsp_memory.services.conversations.ingest import pair_from
 from lsp_memory.services.conversations.sessions import recalled
 from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
-from lsp_memory.services.retrieval.search import SHOWN_STATUSES
+from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
-SEARCH_KINDS: dict[str, tuple[str, ...] | None] = {
-    "facts": ("claim",),
-    "episodes": ("episode",),
-    "notes": ("note",),
-    "all": ("claim", "episode", "note"),
-}
+SEARCH_TYPES = {"facts": "claim", "episodes": "episode", "notes": "note", "all": "all"}
+"""``search_type`` in the words agents use, each a search scope (``search.SCOPES``)."""
 MIN_CONFIDENCE = 0.3
 """search_memory leaves out claims at or below this confidence (seed 001's mode B)."""
 
@@ -106,7 +102,7 @@ def build(app: App) -> MCPServer:
             app.refresh_indexes()
             records = app.search_records(
                 query,
-                kinds=SEARCH_KINDS[search_type],
+                kinds=SCOPES[SEARCH_TYPES[search_type]],
                 statuses=SHOWN_STATUSES,
                 k=limit,
                 diverse=True,

@@ -36,20 +36,12 @@ from lsp_memory.model import Claim
 from lsp_memory.services.editor.checks import create_note_file
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.services.memory.review import VERBS
-from lsp_memory.services.retrieval.search import SHOWN_STATUSES, hit_record
+from lsp_memory.services.retrieval.search import REFERABLE, SCOPES, SHOWN_STATUSES
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot
     from lsp_memory.lsp.server import MemoryServer
     from lsp_memory.lsp.session import Session
-
-# "all" is everything a document can reference: an episode has no reference to insert.
-_KINDS = {
-    "claim": ("claim",),
-    "note": ("note",),
-    "episode": ("episode",),
-    "all": ("claim", "context", "entity", "note"),
-}
 
 
 # Command handlers are annotated with pygls's own class: pygls reads their annotations at run
@@ -106,20 +98,16 @@ def register(server: MemoryServer) -> None:
         session = _session(ls)
         query = _text(args[0] if args else None, "query")
         kind = args[1] if len(args) > 1 else "all"
-        if kind not in _KINDS:
-            raise UserError(f"kind must be one of {', '.join(_KINDS)}, not {kind!r}")
+        if kind not in SCOPES:
+            raise UserError(f"kind must be one of {', '.join(SCOPES)}, not {kind!r}")
         k = args[2] if len(args) > 2 else 10
         if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= 100:
             raise UserError("k must be a whole number from 1 to 100")
-        kinds = _KINDS[kind]
-
-        def found(reads: Snapshot) -> list[dict[str, Any]]:
-            hits = reads.search().search(
-                query, user=reads.user, kinds=kinds, k=k, statuses=SHOWN_STATUSES
-            )
-            return [hit_record(hit, reads.store, reads.user) for hit in hits]
-
-        return await session.run(found)
+        # Each hit is inserted as a reference: what has none (an episode) is not searched.
+        kinds = [each for each in SCOPES[kind] if each in REFERABLE] or SCOPES[kind]
+        return await session.run(
+            lambda reads: reads.search_records(query, kinds=kinds, statuses=SHOWN_STATUSES, k=k)
+        )
 
     @command("lspMemory.addClaim")
     async def add_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:

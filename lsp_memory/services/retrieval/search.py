@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -53,6 +53,23 @@ class Hit:
     similarity: float  # cosine with the query (0 without vectors)
     confidence: float
     recency: float  # 1 for now, halving every RECENCY_HALF_LIFE_DAYS
+
+
+KINDS = ("claim", "context", "entity", "note", "episode")
+"""Every kind of document the search indexes hold."""
+
+SCOPES: Mapping[str, tuple[str, ...]] = {
+    "claim": ("claim",),
+    "note": ("note",),
+    "episode": ("episode",),
+    "all": KINDS,
+}
+"""What each search scope searches, the same at every door: ``search --kind``,
+``lspMemory.search`` (which then drops what it cannot insert as a reference: see
+``REFERABLE``) and MCP ``search_memory``'s ``search_type`` (``facts`` is ``claim``)."""
+
+REFERABLE = ("claim", "context", "entity", "note")
+"""The kinds a document can reference (an episode has no reference to insert)."""
 
 
 SHOWN_STATUSES: tuple[str, ...] = (*(s.value for s in LIVE_STATUSES), "archived")
@@ -259,3 +276,22 @@ class HybridSearch:
         text_part, dense_part = norm(full_bm25), norm(full_cos)
         weight = self.dense_weight
         return {d: weight * dense_part[d] + (1 - weight) * text_part[d] for d in ids}
+
+
+def search_records(
+    search: HybridSearch,
+    store: Store,
+    user: str,
+    query: str,
+    *,
+    kinds: Collection[str] | None,
+    statuses: Collection[str] | None,
+    k: int,
+    mode: Mode = "hybrid",
+    diverse: bool = False,
+) -> list[dict[str, Any]]:
+    """The hits of ``query`` as ``hit_record`` JSON: what every door's search answers."""
+    hits = search.search(
+        query, user=user, kinds=kinds, statuses=statuses, k=k, mode=mode, diverse=diverse
+    )
+    return [hit_record(hit, store, user) for hit in hits]
