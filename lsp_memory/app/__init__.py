@@ -27,7 +27,7 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
 from lsp_memory.services.conversations.ingest import Ingester
-from lsp_memory.services.conversations.sessions import Sessions
+from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.consolidate import Consolidation
 from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
@@ -343,9 +343,9 @@ class App:
             warn=None if self.background else self.warnings.append,
         )
 
-    def sessions(self) -> Sessions:
-        """This user's conversation sessions."""
-        return Sessions(self.store, self.config.user, lambda: self.snapshot().resolver())
+    def conversations(self) -> Conversations:
+        """This user's conversations."""
+        return Conversations(self.store, self.config.user, lambda: self.snapshot().resolver())
 
     def hybrid_search(self) -> HybridSearch:
         """Hybrid search over the indexes as they are: by text alone until the vector side
@@ -371,7 +371,7 @@ class App:
             pages=self.pages,
             records=self.records,
             reviewer=self.review,
-            conversations=self.sessions,
+            conversations=self.conversations,
         )
 
     def close(self) -> None:

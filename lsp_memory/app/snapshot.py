@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_memory.config import Config
 from lsp_memory.notes import VaultView
-from lsp_memory.services.conversations.sessions import Sessions
+from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
@@ -54,8 +54,8 @@ class Snapshot:
     records: Callable[[], Records]
     # Consolidation's review items and decisions (``App.review``).
     reviewer: Callable[[], Review]
-    # The user's conversation sessions (``App.sessions``): passive recall.
-    conversations: Callable[[], Sessions]
+    # The user's conversations (``App.conversations``): passive recall.
+    conversations: Callable[[], Conversations]
 
     @property
     def user(self) -> str:

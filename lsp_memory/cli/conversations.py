@@ -1,4 +1,4 @@
-"""Conversations: ``ingest`` and ``session list|show|pin``."""
+"""Conversations: ``ingest`` and ``conversation list|show|pin``."""
 
 from __future__ import annotations
 
@@ -22,26 +22,26 @@ def cmd_ingest(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_session_list(app: App, args: argparse.Namespace) -> int:
-    found = app.sessions().summaries()
+def cmd_conversation_list(app: App, args: argparse.Namespace) -> int:
+    found = app.conversations().summaries()
     if args.json:
         return print_json(found)
     if not found:
-        print("no sessions yet: `lsp-memory ingest` stores conversations")
-    for session in found:
-        count = session["messages"]
+        print("no conversations yet: `lsp-memory ingest` stores them")
+    for conversation in found:
+        count = conversation["messages"]
         print(
-            f"{session['session_id']}  {count} message{'s' * (count != 1)}  "
-            f"{session['first']} – {session['last']}"
+            f"{conversation['session_id']}  {count} message{'s' * (count != 1)}  "
+            f"{conversation['first']} – {conversation['last']}"
         )
     return 0
 
 
-def cmd_session_show(app: App, args: argparse.Namespace) -> int:
-    shown = app.sessions().show(args.id)
+def cmd_conversation_show(app: App, args: argparse.Namespace) -> int:
+    shown = app.conversations().show(args.id)
     if args.json:
         return print_json(shown)
-    print(f"session {shown['session_id']}")
+    print(f"conversation {shown['session_id']}")
     for message in shown["messages"]:
         print(f"[{message['timestamp']}] {message['role']}: {short(message['text'], 100)}")
         for ref in message["references"]:
@@ -53,6 +53,6 @@ def cmd_session_show(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_session_pin(app: App, args: argparse.Namespace) -> int:
-    print(app.sessions().pin(args.id, args.ref))
+def cmd_conversation_pin(app: App, args: argparse.Namespace) -> int:
+    print(app.conversations().pin(args.id, args.ref))
     return 0

@@ -107,10 +107,10 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
         "query": args.query,
     }
     assembler = app.snapshot().assembler()
-    if args.session:
-        from lsp_memory.services.conversations.sessions import recalled
+    if args.conversation:
+        from lsp_memory.services.conversations.recall import recalled
 
-        block = recalled(assembler, app.sessions(), args.session, document, **options)
+        block = recalled(assembler, app.conversations(), args.conversation, document, **options)
     else:
         block = assembler.build(document, **options)
     if args.referenced_only:

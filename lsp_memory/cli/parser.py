@@ -16,10 +16,10 @@ from lsp_memory.cli.claims import (
 )
 from lsp_memory.cli.contexts import cmd_context_add, cmd_context_tree
 from lsp_memory.cli.conversations import (
+    cmd_conversation_list,
+    cmd_conversation_pin,
+    cmd_conversation_show,
     cmd_ingest,
-    cmd_session_list,
-    cmd_session_pin,
-    cmd_session_show,
 )
 from lsp_memory.cli.documents import cmd_build_context, cmd_refs, cmd_resolve
 from lsp_memory.cli.interchange import cmd_export, cmd_import
@@ -155,23 +155,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
     sub.add_argument(
-        "--session", metavar="ID", help="passive recall: the session's last turns and pins"
+        "--conversation",
+        "--session",  # the name before conversations had their own word; still works
+        dest="conversation",
+        metavar="ID",
+        help="passive recall: the conversation's last turns and pins",
     )
 
     sub = command(commands, "ingest", cmd_ingest, "store conversation messages, extract claims")
     sub.add_argument("file", metavar="FILE", help="JSONL message pairs, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
 
-    session = commands.add_parser(
-        "session", help="conversation sessions and their references", parents=[shared]
+    conversation = commands.add_parser(
+        "conversation",
+        aliases=["session"],  # the name before conversations had their own word
+        help="your conversations and their references",
+        parents=[shared],
     )
-    sessions = session.add_subparsers(dest="session_command", metavar="ACTION", required=True)
-    sub = command(sessions, "list", cmd_session_list, "your sessions, most recent first")
+    actions = conversation.add_subparsers(
+        dest="conversation_command", metavar="ACTION", required=True
+    )
+    sub = command(actions, "list", cmd_conversation_list, "your conversations, most recent first")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    sub = command(sessions, "show", cmd_session_show, "a session's messages and references")
+    sub = command(actions, "show", cmd_conversation_show, "a conversation's messages, references")
     sub.add_argument("id", metavar="ID")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    sub = command(sessions, "pin", cmd_session_pin, "pin a claim or note to a session")
+    sub = command(actions, "pin", cmd_conversation_pin, "pin a claim or note to a conversation")
     sub.add_argument("id", metavar="ID")
     sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or [[Note]]")
 

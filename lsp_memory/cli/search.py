@@ -114,7 +114,7 @@ def cmd_status(app: App, args: argparse.Namespace) -> int:
     )
     print(
         f"{found['contexts']} contexts, {found['entities']} entities, {found['notes']} notes, "
-        f"{found['episodes']} episodes in {found['sessions']} sessions, "
+        f"{found['episodes']} episodes in {found['sessions']} conversations, "
         f"{found['review_items']} open review items"
     )
     index = found["index"]

@@ -29,7 +29,7 @@ from lsp_memory.config import Config, apply_settings, load_config
 from lsp_memory.lsp import dispatch
 from lsp_memory.model import Note
 from lsp_memory.services.block import ContextBlock, read_note
-from lsp_memory.services.conversations.sessions import recalled
+from lsp_memory.services.conversations.recall import recalled
 from lsp_memory.services.editor.references import Document
 from lsp_memory.services.kernel.tokens import o200k
 
@@ -189,7 +189,7 @@ class Session:
             return read_note(note) if text is None else text
 
         assembler = reads.assembler(note_text)
-        conversation = options.pop("session", None)
+        conversation = options.pop("conversation", None)
         if conversation is not None:
             return recalled(
                 assembler,

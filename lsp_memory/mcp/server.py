@@ -2,17 +2,17 @@
 
 - ``search_memory(query, search_type, limit, session_id)``: hybrid search over facts
   (claims), episodes, notes or all of them, near-duplicates once, only claims of confidence
-  above 0.3; with a session, what it found is recorded as that session's ``search``
+  above 0.3; with a conversation's id, what it found is recorded as that conversation's ``search``
   references (on its latest message);
 - ``remember(statement, category, contexts)``: a claim written like ``claim add`` (classified
   when no category is given, superseding older claims);
 - ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``;
 - ``build_context(text, budget, session_id)``: the context block's JSON, with passive recall
-  when a session is given;
+  when a conversation's id is given;
 - ``resolve(refs)``: what references name, like ``resolve --json``.
 
 A bad argument (a wrong type, an unknown ``search_type``, a reference that names nothing, a
-session of no one's) is a tool error with one line; nothing is printed on stdout but the
+conversation of no one's) is a tool error with one line; nothing is printed on stdout but the
 protocol. Tool calls run one at a time on one thread: they share the process's ``App``.
 """
 
@@ -31,7 +31,7 @@ from lsp_memory.app import App
 from lsp_memory.errors import UserError
 from lsp_memory.model import doc_key
 from lsp_memory.services.conversations.ingest import pair_from
-from lsp_memory.services.conversations.sessions import recalled
+from lsp_memory.services.conversations.recall import recalled
 from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
@@ -92,13 +92,14 @@ def build(app: App) -> MCPServer:
         ] = None,
     ) -> dict[str, Any]:
         """Search the user's memory: facts (claims), episodes (past messages), notes, or all
-        of them. Best first; near-duplicates shown once. Given the conversation's session id,
-        the results are kept as that session's references."""
+        of them (contexts and entities too). Best first; near-duplicates shown once. Given
+        the conversation's id (``session_id``), the results are kept as that conversation's
+        references."""
 
         def found() -> dict[str, Any]:
-            sessions = app.sessions()
+            conversations = app.conversations()
             if session_id:
-                sessions.recall(session_id)  # an unknown session is an error before searching
+                conversations.recall(session_id)  # an unknown one is an error before searching
             app.refresh_indexes()
             records = app.search_records(
                 query,
@@ -111,7 +112,7 @@ def build(app: App) -> MCPServer:
             # when its confidence crosses a threshold.
             shown = [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
             if session_id:
-                sessions.given(
+                conversations.given(
                     session_id,
                     [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown],
                 )
@@ -181,13 +182,13 @@ def build(app: App) -> MCPServer:
         session_id: str | None = None,
     ) -> dict[str, Any]:
         """The token-budgeted context block for a prompt: the memories and notes it
-        references, then the most relevant others (with a session: its last turns and
+        references, then the most relevant others (with a conversation: its last turns and
         pins too)."""
 
         def block() -> dict[str, Any]:
             assembler = app.snapshot().assembler()
             if session_id:
-                built = recalled(assembler, app.sessions(), session_id, text, budget=budget)
+                built = recalled(assembler, app.conversations(), session_id, text, budget=budget)
             else:
                 built = assembler.build(text, budget=budget)
             return built.to_json()

@@ -152,7 +152,7 @@ ALTER TABLE claims ADD COLUMN evidence_count INTEGER NOT NULL DEFAULT 0
 
 # Version 4: memory that maintains itself, and conversations. `evidence_at` is the time of a
 # claim's newest evidence (an episode that supports it). `episodes` are conversation messages,
-# per user, never edited; `key` (a hash of session, time, role and text) makes ingesting the
+# per user, never edited; `key` (a hash of conversation, time, role and text) makes ingesting the
 # same message twice store nothing. Episodes join the change log (its kind check is widened by
 # copying the table: SQLite cannot alter a check). `episode_refs` are the references an episode
 # made (`direct`, in its text) or was given (`search`); `session_pins` a session's pinned

@@ -68,22 +68,29 @@ def test_ingest_stores_episodes_once_and_extracts_claims(run: Run, tmp_path: Pat
     assert "Berlin" in hits[0]["title"]
 
 
-def test_sessions_references_pins_and_recall(run: Run, tmp_path: Path) -> None:  # noqa: F811
+def test_conversations_references_pins_and_recall(run: Run, tmp_path: Path) -> None:  # noqa: F811
     notes = vault(tmp_path)
     run("--vault", notes, "ingest", write(tmp_path, PAIRS))
-    listed = json.loads(run("session", "list", "--json").stdout)
+    listed = json.loads(run("conversation", "list", "--json").stdout)
     assert [(s["session_id"], s["messages"]) for s in listed] == [("chat", 1), ("trip", 4)]
-    shown = run("--vault", notes, "session", "show", "trip").stdout.splitlines()
+    shown = run("--vault", notes, "conversation", "show", "trip").stdout.splitlines()
+    assert shown[0] == "conversation trip"
     assert "    [[Plan]] (plan.md) [direct]" in shown
     assert "    [[Missing Note]]: Warning - Document not found [direct]" in shown
-    assert run("--vault", notes, "session", "pin", "trip", "#2").stdout.startswith(
+    assert run("--vault", notes, "conversation", "pin", "trip", "#2").stdout.startswith(
         "pinned: @work_acme"
     )
     assert run("--vault", notes, "session", "pin", "trip", "[[Plan]]").returncode == 0
-    again = run("--vault", notes, "session", "pin", "trip", "#2")
+    again = run("--vault", notes, "session", "pin", "trip", "#2")  # the old name still works
     assert again.stdout.startswith("already pinned: @")
     block = run(
-        "--vault", notes, "build-context", "-", "--session", "trip", stdin="What should I pack?\n"
+        "--vault",
+        notes,
+        "build-context",
+        "-",
+        "--conversation",
+        "trip",
+        stdin="What should I pack?\n",
     )
     assert block.returncode == 0, block.stderr
     assert "- [CONV PINNED] [identity] I work at Acme now" in block.stdout
@@ -116,7 +123,7 @@ def test_bad_pairs_store_nothing(run: Run, tmp_path: Path) -> None:  # noqa: F81
         "  line 4: timestamp 'last Tuesday' is not an ISO 8601 date or time",
         "  line 5: userMessage has 10,000,000 characters; a message may have 100,000",
     ]
-    assert run("session", "list").stdout.startswith("no sessions yet")
+    assert run("conversation", "list").stdout.startswith("no conversations yet")
     (tmp_path / "latin1.jsonl").write_bytes(
         b'{"contentSessionId": "x", "userMessage": "caf\xe9"}\n'
     )
@@ -124,13 +131,13 @@ def test_bad_pairs_store_nothing(run: Run, tmp_path: Path) -> None:  # noqa: F81
     assert run("claim", "list").stdout == ""
 
 
-def test_sessions_are_per_user_and_pins_take_claims_or_notes(run: Run, tmp_path: Path) -> None:  # noqa: F811
+def test_conversations_are_per_user_and_pins_take_claims_or_notes(run: Run, tmp_path: Path) -> None:  # noqa: F811
     run("ingest", write(tmp_path, PAIRS))
-    other = run("session", "show", "trip", LSP_MEMORY_USER="bob")
-    assert "no session 'trip'" in one_error_line(other)
+    other = run("conversation", "show", "trip", LSP_MEMORY_USER="bob")
+    assert "no conversation 'trip'" in one_error_line(other)
     run("context", "add", "Travel", "--id", "travel")
-    refused = one_error_line(run("session", "pin", "trip", "@travel"))
-    assert "is a context: a session pins a claim or a note" in refused
+    refused = one_error_line(run("conversation", "pin", "trip", "@travel"))
+    assert "is a context: a conversation pins a claim or a note" in refused
     assert "No memory or context found" in one_error_line(run("session", "pin", "trip", "@nope"))
 
 

@@ -63,7 +63,7 @@ async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
                 )
             ]
         )
-        store.pin_to_session(
+        store.pin_to_conversation(
             "lena", "chat", kind="claim", target=first.claim_id,
             label=f"@{first.friendly_id}", when=YESTERDAY,
         )  # fmt: skip
@@ -117,18 +117,19 @@ async def test_background_consolidation_review_and_the_merged_reference(
         await review(client, "keep-both", 1)
 
 
-async def test_build_context_with_a_session_recalls_it(client: LanguageClient) -> None:
-    """``lspMemory.buildContext``'s ``session`` option: the session's pinned claim is a
-    conversation pin; an unknown session is one line."""
+async def test_build_context_with_a_conversation_recalls_it(client: LanguageClient) -> None:
+    """``lspMemory.buildContext``'s ``conversation`` option: the conversation's pinned claim
+    is a conversation pin; an unknown conversation is one line; ``session``, its old name,
+    still works."""
     uri = open_text(client, "recall.md", "What should I drink?\n")
     block = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
-            command="lspMemory.buildContext", arguments=[uri, {"session": "chat"}]
+            command="lspMemory.buildContext", arguments=[uri, {"conversation": "chat"}]
         )
     )
     assert block is not None
     assert "- [CONV PINNED] [preference] I like dark roast coffee" in block["markdown"]
-    with pytest.raises(Exception, match="no session 'nobody'"):
+    with pytest.raises(Exception, match="no conversation 'nobody'"):
         await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command="lspMemory.buildContext", arguments=[uri, {"session": "nobody"}]

@@ -167,13 +167,13 @@ async def _bad_arguments(session: ClientSession) -> None:
         session, "search_memory", query="x", search_type="everything"
     )
     assert "limit" in await error(session, "search_memory", query="x", limit="ten")
-    assert "no session 'nope'" in await error(
+    assert "no conversation 'nope'" in await error(
         session, "search_memory", query="x", session_id="nope"
     )
     message = await error(session, "build_context", text="hi", session_id="someone-elses")
     assert message == (
         "Error executing tool build_context: "
-        "no session 'someone-elses': `lsp-memory session list` shows yours"
+        "no conversation 'someone-elses': `lsp-memory conversation list` shows yours"
     )
     bad_time = await error(
         session, "ingest_messages", session_id="s", user_message="hi", timestamp="soon"

@@ -71,7 +71,7 @@ def ingester(app: App, records: Records | None = None) -> Ingester:
 def messages(store: Store, *, statuses: bool = True) -> dict[tuple[str, str], Any]:
     """Each stored message (role, text) → its references and the claims derived from it
     (statement, and status unless not ``statuses``), without generated ids."""
-    episodes = {e.episode_id: e for e in store.session_episodes(USER, "s")}
+    episodes = {e.episode_id: e for e in store.conversation_episodes(USER, "s")}
     found: dict[tuple[str, str], Any] = {
         (e.role, e.text): {
             "refs": [(r.kind, r.label) for r in store.episode_refs([e.row])],
@@ -113,7 +113,7 @@ def test_a_failed_write_inside_a_transaction_is_undone_alone(store: Store) -> No
         records.add_claim("I work at Acme", claim_type="identity")
     statements = [c.statement for c in store.claims(USER, statuses=None, limit=None)]
     assert sorted(statements) == ["I live in Lyon", "I work at Acme"]
-    assert [e.text for e in store.session_episodes(USER, "s")] == ["hi"]
+    assert [e.text for e in store.conversation_episodes(USER, "s")] == ["hi"]
     assert store.episode_refs([stored.row]) == []
 
 

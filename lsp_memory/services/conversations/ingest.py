@@ -5,7 +5,7 @@ A pair is one JSON object: ``contentSessionId`` and ``userMessage`` required;
 ``assistantResponse``, ``source``, ``channel``, ``timestamp`` (ISO 8601; default: now) and
 ``metadata`` (an object) optional. A file is checked whole first: any bad line is named with
 its number and nothing is stored. Then each pair's messages are stored as episodes (a
-message already stored — same session, time, role and text — is skipped, so ingesting a file
+message already stored — same conversation, time, role and text — is skipped, so ingesting a file
 twice stores nothing new), the references in their text are recorded, and the user's message
 goes through extraction (``services.conversations.extract``, or ``extractor_command``); each
 claim found is written like ``claim add`` (classified, superseding older claims), valid from
@@ -45,7 +45,7 @@ class Pair:
     """One checked message pair."""
 
     line: int
-    session_id: str
+    conversation_id: str
     user_message: str
     assistant_response: str | None
     timestamp: str
@@ -60,14 +60,14 @@ class Ingested:
     """What one pair did."""
 
     line: int
-    session_id: str
+    conversation_id: str
     episodes: list[str] = field(default_factory=list)  # ids of the episodes stored
     claims: list[tuple[Claim, list[Claim]]] = field(default_factory=list)  # added, superseded
 
     def to_json(self) -> dict[str, Any]:
         return {
             "line": self.line,
-            "session_id": self.session_id,
+            "session_id": self.conversation_id,
             "episodes": self.episodes,
             "duplicate": not self.episodes,
             "claims": [
@@ -131,10 +131,10 @@ def pair_from(value: Any, line: int = 1) -> Pair:
     """A pair from its JSON object; ``ValueError`` saying what is wrong."""
     if not isinstance(value, dict):
         raise ValueError("expected a JSON object with contentSessionId and userMessage")
-    session = value.get("contentSessionId")
-    if not isinstance(session, str) or not session.strip():
+    conversation = value.get("contentSessionId")
+    if not isinstance(conversation, str) or not conversation.strip():
         raise ValueError("contentSessionId is missing or not a non-empty string")
-    if len(session) > MAX_SESSION_ID:
+    if len(conversation) > MAX_SESSION_ID:
         raise ValueError(f"contentSessionId is longer than {MAX_SESSION_ID} characters")
     message = value.get("userMessage")
     if not isinstance(message, str) or not message.strip():
@@ -165,7 +165,7 @@ def pair_from(value: Any, line: int = 1) -> Pair:
             raise ValueError(f"timestamp {when!r} is not an ISO 8601 date or time") from None
     return Pair(
         line=line,
-        session_id=session.strip(),
+        conversation_id=conversation.strip(),
         user_message=message,
         assistant_response=answer if answer and answer.strip() else None,
         timestamp=stamp,
@@ -224,7 +224,7 @@ class Ingester:
         statements = [claim.statement for claims in found.values() for claim in claims]
         vectors = iter(self.records.embed(statements) or [None] * len(statements))
         references = self._resolve([e for _, turns in fresh for e in turns])
-        results = {pair.line: Ingested(pair.line, pair.session_id) for pair in pairs}
+        results = {pair.line: Ingested(pair.line, pair.conversation_id) for pair in pairs}
         for pair, turns in fresh:
             extracted = [(claim, next(vectors)) for claim in found.get(pair.line, ())]
             if turns:
@@ -240,7 +240,7 @@ class Ingester:
             Episode(
                 episode_id=new_uuid(),
                 user=self.user,
-                session_id=pair.session_id,
+                conversation_id=pair.conversation_id,
                 role=role,
                 text=text,
                 occurred_at=pair.timestamp,

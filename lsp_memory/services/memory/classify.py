@@ -5,9 +5,9 @@ The built-in classifier is a multinomial logistic regression over three kinds of
 statement: its words, their crude stems and word pairs (what the labelled statements taught
 it), and hand-written cues (``CUES``: "prefer", "allergic", "my sister", "want to", a version
 number …), which carry what a few hundred examples cannot teach about words they never saw.
-Its weights ship in ``data/classifier.json``; ``benchmarks/classify.py --train`` rebuilds them
-from ``tests/data/categories.jsonl`` with ``train``. Scoring is a few dictionary lookups and
-regular expressions per statement, so it runs on every write.
+Its weights ship in ``data/classifier.json``; ``python -m benchmarks.classify --train``
+rebuilds them from ``tests/data/categories.jsonl`` with ``train``. Scoring is a few dictionary
+lookups and regular expressions per statement, so it runs on every write.
 
 An optional external program (``classifier_command``, a local LLM say) may answer instead; when
 it fails in any way the built-in classifier answers and one warning says why.

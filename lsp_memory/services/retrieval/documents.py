@@ -100,7 +100,7 @@ def note_doc(note: Note) -> TextDoc:
 def episode_doc(episode: Episode, before: str = "") -> TextDoc:
     """An episode as the index holds it: the message as its body (no title: a title field
     would count its words twice, and short messages — "Cool! What did it look like?" — rose
-    above the ones that answer), ``before`` (the previous message of its session) as its
+    above the ones that answer), ``before`` (the previous message of its conversation) as its
     context."""
     return TextDoc(
         id=doc_id("episode", episode.episode_id),
@@ -109,7 +109,7 @@ def episode_doc(episode: Episode, before: str = "") -> TextDoc:
         status="active",
         title="",
         body=episode.text,
-        keys=(episode.episode_id, episode.session_id),
+        keys=(episode.episode_id, episode.conversation_id),
         context=before,
         updated=epoch(episode.occurred_at),
     )

@@ -2,7 +2,7 @@
 vector index, with user/kind/status filters, a confidence floor, recency as a signal and,
 on request, near-duplicates kept once.
 
-Fusion was chosen by measurement on LoCoMo (``benchmarks/locomo.py --study``,
+Fusion was chosen by measurement on LoCoMo (``python -m benchmarks.locomo --study``,
 docs/benchmarks.md): per-query min-max normalisation of both scores over the union of the two
 candidate lists (100 from each), then 0.6·cosine + 0.4·BM25. Reciprocal-rank fusion and
 z-scores were measured too. Every hit carries its signals so callers (the context assembler)

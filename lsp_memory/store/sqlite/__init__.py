@@ -35,6 +35,7 @@ from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.lifecycle import (
     ClaimState,
     ConcurrentRun,
+    Conversation,
     Episode,
     EpisodeRef,
     FieldChange,
@@ -42,7 +43,6 @@ from lsp_memory.store.sqlite.lifecycle import (
     NewItem,
     ReviewItem,
     Run,
-    Session,
     StaleError,
 )
 from lsp_memory.store.sqlite.rename import Renames
@@ -57,13 +57,13 @@ __all__ = [
     "Change",
     "ClaimState",
     "ConcurrentRun",
+    "Conversation",
     "Episode",
     "EpisodeRef",
     "FieldChange",
     "NewItem",
     "ReviewItem",
     "Run",
-    "Session",
     "StaleError",
     "Store",
     "UserKeys",

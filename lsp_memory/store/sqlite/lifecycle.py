@@ -59,7 +59,7 @@ class Episode:
 
     episode_id: str
     user: str
-    session_id: str
+    conversation_id: str
     role: str  # user, assistant
     text: str
     occurred_at: str
@@ -72,10 +72,10 @@ class Episode:
 
     @property
     def key(self) -> str:
-        """What makes a message the same message: session, time (when the message had one),
+        """What makes a message the same message: conversation, time (when the message had one),
         role and text."""
         when = self.occurred_at if self.stamped else ""
-        parts = "\x1f".join((self.session_id, when, self.role, self.text))
+        parts = "\x1f".join((self.conversation_id, when, self.role, self.text))
         return hashlib.sha256(parts.encode()).hexdigest()[:32]
 
 
@@ -93,10 +93,10 @@ class EpisodeRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class Conversation:
     """One conversation of a user: its id, how many messages, the first and last time."""
 
-    session_id: str
+    conversation_id: str
     messages: int
     first: str
     last: str
@@ -245,7 +245,7 @@ class Lifecycle(StoreBase):
                     "text, occurred_at, created_at, source, channel, meta) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        e.episode_id, e.user, e.key, e.session_id, e.role, e.text,
+                        e.episode_id, e.user, e.key, e.conversation_id, e.role, e.text,
                         e.occurred_at, e.created_at, e.source, e.channel,
                         json.dumps(e.meta, ensure_ascii=False, sort_keys=True),
                     ),
@@ -276,8 +276,8 @@ class Lifecycle(StoreBase):
         return self._episodes(sql, (json.dumps(list(rows)),))
 
     def previous_messages(self, rows: Sequence[int]) -> dict[int, str]:
-        """The text of the message before each of these episodes in its session (the
-        session's order: time, then arrival), for the rows that have one."""
+        """The text of the message before each of these episodes in its conversation (the
+        conversation's order: time, then arrival), for the rows that have one."""
         found = self._db.execute(
             "SELECT e.id, (SELECT p.text FROM episodes p WHERE p.user = e.user "
             "AND p.session_id = e.session_id AND (p.occurred_at < e.occurred_at "
@@ -318,47 +318,47 @@ class Lifecycle(StoreBase):
         return [EpisodeRef(*row) for row in found]
 
     @_translated
-    def sessions(self, user: str) -> list[Session]:
-        """The user's sessions, most recent first."""
+    def conversations(self, user: str) -> list[Conversation]:
+        """The user's conversations, most recent first."""
         rows = self._db.execute(
             "SELECT session_id, count(*), min(occurred_at), max(occurred_at) FROM episodes "
             "WHERE user = ? GROUP BY session_id ORDER BY max(occurred_at) DESC, session_id",
             (user,),
         )
-        return [Session(*row) for row in rows]
+        return [Conversation(*row) for row in rows]
 
     @_translated
-    def session_episodes(self, user: str, session_id: str) -> list[Episode]:
-        """A session's episodes in order (its user's only)."""
+    def conversation_episodes(self, user: str, conversation_id: str) -> list[Episode]:
+        """A conversation's episodes in order (its user's only)."""
         return self._episodes(
-            "WHERE user = ? AND session_id = ? ORDER BY occurred_at, id", (user, session_id)
+            "WHERE user = ? AND session_id = ? ORDER BY occurred_at, id", (user, conversation_id)
         )
 
     @_translated
-    def pin_to_session(
-        self, user: str, session_id: str, *, kind: str, target: str, label: str, when: str
+    def pin_to_conversation(
+        self, user: str, conversation_id: str, *, kind: str, target: str, label: str, when: str
     ) -> bool:
-        """Pin a claim or note to a session; False when it already was."""
+        """Pin a claim or note to a conversation; False when it already was."""
         with self._write() as db:
             cursor = db.execute(
                 "INSERT OR IGNORE INTO session_pins VALUES (?,?,?,?,?,?)",
-                (user, session_id, kind, target, label, when),
+                (user, conversation_id, kind, target, label, when),
             )
             return bool(cursor.rowcount)
 
     @_translated
-    def session_pins(self, user: str, session_id: str) -> list[tuple[str, str, str]]:
-        """``(kind, target, label)`` of a session's pins, in the order pinned."""
+    def conversation_pins(self, user: str, conversation_id: str) -> list[tuple[str, str, str]]:
+        """``(kind, target, label)`` of a conversation's pins, in the order pinned."""
         rows = self._db.execute(
             "SELECT kind, target, label FROM session_pins WHERE user = ? AND session_id = ? "
             "ORDER BY created_at, label",
-            (user, session_id),
+            (user, conversation_id),
         )
         return [(row[0], row[1], row[2]) for row in rows]
 
     @_translated
     def counts(self, user: str) -> dict[str, Any]:
-        """How much the user has: claims by status, contexts, entities, episodes, sessions,
+        """How much the user has: claims by status, contexts, entities, episodes, conversations,
         open review items (``lsp-memory status``)."""
         db = self._db
         by_status = dict(

@@ -1,11 +1,14 @@
-"""Sessions: the conversations a user's episodes belong to, with the references each message
-made or was given (``session list``, ``session show``, ``session pin``), and passive recall's
-inputs for ``build-context --session``.
+"""A user's conversations — the ones their episodes belong to — with the references each
+message made or was given (``conversation list``, ``conversation show``, ``conversation
+pin``), and passive recall from one (``build-context --conversation``).
 
 A message's references are ``direct`` (the ``@…``, ``#N`` and ``[[…]]`` tokens in its text,
 resolved when it was stored; a broken ``[[link]]`` is kept) or ``search`` (what
-``search_memory`` or ``build-context --session`` gave the session, kept on its latest
-message). A session's pins are claims or notes it should always see.
+``search_memory`` or ``build-context --conversation`` gave the conversation, kept on its
+latest message). A conversation's pins are claims or notes it should always see.
+
+(A conversation was called a conversation before; the store's tables and the JSON field
+``session_id`` keep that name.)
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ if TYPE_CHECKING:
     from lsp_memory.services.block import Assembler, ContextBlock
 
 RECALL_TURNS = 2
-"""How many of a session's last messages join the query of passive recall."""
+"""How many of a conversation's last messages join the query of passive recall."""
 
 
 @dataclass(frozen=True, slots=True)
 class Recall:
-    """What passive recall adds to a context block: the session's last turns (for the
+    """What passive recall adds to a context block: the conversation's last turns (for the
     query) and its pins (claims as conversation pins, notes as references)."""
 
     turns: tuple[str, ...]
@@ -38,8 +41,8 @@ class Recall:
     note_pins: tuple[str, ...]
 
 
-class Sessions:
-    """One user's sessions."""
+class Conversations:
+    """One user's conversations."""
 
     def __init__(self, store: Store, user: str, resolver: Callable[[], Resolver]) -> None:
         self.store = store
@@ -48,24 +51,31 @@ class Sessions:
 
     def summaries(self) -> list[dict[str, Any]]:
         return [
-            {"session_id": s.session_id, "messages": s.messages, "first": s.first, "last": s.last}
-            for s in self.store.sessions(self.user)
+            {
+                "session_id": s.conversation_id,
+                "messages": s.messages,
+                "first": s.first,
+                "last": s.last,
+            }
+            for s in self.store.conversations(self.user)
         ]
 
-    def _episodes(self, session_id: str) -> list[Episode]:
-        episodes = self.store.session_episodes(self.user, session_id)
+    def _episodes(self, conversation_id: str) -> list[Episode]:
+        episodes = self.store.conversation_episodes(self.user, conversation_id)
         if not episodes:
-            raise UserError(f"no session {session_id!r}: `lsp-memory session list` shows yours")
+            raise UserError(
+                f"no conversation {conversation_id!r}: `lsp-memory conversation list` shows yours"
+            )
         return episodes
 
-    def show(self, session_id: str) -> dict[str, Any]:
-        """The session's messages with their references, and its pins."""
-        episodes = self._episodes(session_id)
+    def show(self, conversation_id: str) -> dict[str, Any]:
+        """The conversation's messages with their references, and its pins."""
+        episodes = self._episodes(conversation_id)
         found: dict[int, list[EpisodeRef]] = {}
         for ref in self.store.episode_refs([e.row for e in episodes]):
             found.setdefault(ref.episode_row, []).append(ref)
         return {
-            "session_id": session_id,
+            "session_id": conversation_id,
             "messages": [
                 {
                     "episode_id": e.episode_id,
@@ -80,13 +90,13 @@ class Sessions:
             ],
             "pins": [
                 {"kind": kind, "label": label, **_where(kind, target)}
-                for kind, target, label in self.store.session_pins(self.user, session_id)
+                for kind, target, label in self.store.conversation_pins(self.user, conversation_id)
             ],
         }
 
-    def pin(self, session_id: str, ref: str) -> str:
-        """Pin a claim or note to the session; one line saying what happened."""
-        self._episodes(session_id)
+    def pin(self, conversation_id: str, ref: str) -> str:
+        """Pin a claim or note to the conversation; one line saying what happened."""
+        self._episodes(conversation_id)
         parsed = refs.parse(ref).references
         if len(parsed) != 1:
             raise UserError(f"{ref!r} is not one reference (#12, @friendly_id, [[Note]])")
@@ -95,30 +105,32 @@ class Sessions:
             raise UserError(resolution.error)
         kind, target = ref_target(resolution)
         if kind not in ("claim", "note"):
-            raise UserError(f"{ref} is a {kind}: a session pins a claim or a note")
+            raise UserError(f"{ref} is a {kind}: a conversation pins a claim or a note")
         label = ref
         if kind == "claim":
             label = f"@{resolution.claims[0].friendly_id}"
-        added = self.store.pin_to_session(
-            self.user, session_id, kind=kind, target=target, label=label, when=now()
+        added = self.store.pin_to_conversation(
+            self.user, conversation_id, kind=kind, target=target, label=label, when=now()
         )
-        return f"{'pinned' if added else 'already pinned'}: {label} to session {session_id}"
+        return (
+            f"{'pinned' if added else 'already pinned'}: {label} to conversation {conversation_id}"
+        )
 
-    def recall(self, session_id: str) -> Recall:
-        """Passive recall's inputs for ``build-context --session``."""
-        episodes = self._episodes(session_id)
-        pins = self.store.session_pins(self.user, session_id)
+    def recall(self, conversation_id: str) -> Recall:
+        """Passive recall's inputs for ``build-context --conversation``."""
+        episodes = self._episodes(conversation_id)
+        pins = self.store.conversation_pins(self.user, conversation_id)
         return Recall(
             turns=tuple(e.text for e in episodes[-RECALL_TURNS:]),
             claim_pins=tuple(label for kind, _, label in pins if kind == "claim"),
             note_pins=tuple(label for kind, _, label in pins if kind == "note"),
         )
 
-    def given(self, session_id: str, found: Iterable[tuple[str, str, str]]) -> None:
-        """Record that ``found`` (kind, target, label) was given to the session by search,
+    def given(self, conversation_id: str, found: Iterable[tuple[str, str, str]]) -> None:
+        """Record that ``found`` (kind, target, label) was given to the conversation by search,
         on its latest message."""
         rows = [
-            EpisodeRef(self._episodes(session_id)[-1].row, "search", kind, target, label)
+            EpisodeRef(self._episodes(conversation_id)[-1].row, "search", kind, target, label)
             for kind, target, label in found
         ]
         if rows:
@@ -127,8 +139,8 @@ class Sessions:
 
 def recalled(
     assembler: Assembler,
-    sessions: Sessions,
-    session_id: str,
+    conversations: Conversations,
+    conversation_id: str,
     text: str,
     *,
     language_id: str | None = None,
@@ -137,11 +149,11 @@ def recalled(
     pin: Sequence[str] = (),
     **options: Any,
 ) -> ContextBlock:
-    """The context block of ``text`` with passive recall from session ``session_id``: its
+    """The context block of ``text`` with passive recall from conversation ``conversation_id``: its
     last two messages join the retrieval query, its pinned claims are conversation pins, its
     pinned notes are referenced; the automatic memories the block shows are recorded as the
-    session's ``search`` references."""
-    recall = sessions.recall(session_id)
+    conversation's ``search`` references."""
+    recall = conversations.recall(conversation_id)
     base = query
     if base is None:
         base = refs.parse_document(text, language_id=language_id, path=path).clean_text
@@ -161,7 +173,7 @@ def recalled(
         for item in section.items
         if item.get("kind") == "claim" and item.get("label") == "AUTO"
     ]
-    sessions.given(session_id, shown)
+    conversations.given(conversation_id, shown)
     return block
 
 
