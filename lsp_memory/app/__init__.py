@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
 from lsp_memory.services.retrieval.embedding import VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
-from lsp_memory.services.retrieval.search import HybridSearch, Mode, search_records
+from lsp_memory.services.retrieval.search import HybridSearch, search_records
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -264,30 +264,11 @@ class App:
         """This user's records as JSONL lines (``export``)."""
         return export_records(self.store, self.config.user)
 
-    def search_records(
-        self,
-        query: str,
-        *,
-        kinds: Collection[str] | None,
-        statuses: Collection[str] | None,
-        k: int,
-        mode: Mode = "hybrid",
-        diverse: bool = False,
-    ) -> list[dict[str, Any]]:
-        """The hits of ``hybrid_search`` as JSON (``hit_record``: a claim's number, status and
-        confidence as the store has them), over the indexes as they are — without scanning the
-        vaults as a snapshot would (``search``, the MCP server's ``search_memory``)."""
-        return search_records(
-            self.hybrid_search(),
-            self.store,
-            self.config.user,
-            query,
-            kinds=kinds,
-            statuses=statuses,
-            k=k,
-            mode=mode,
-            diverse=diverse,
-        )
+    def search_records(self, query: str, **options: Any) -> list[dict[str, Any]]:
+        """``search.search_records`` (its options: kinds, statuses, k, mode, diverse) over the
+        indexes as they are — without scanning the vaults as a snapshot would (``search``,
+        the MCP server's ``search_memory``)."""
+        return search_records(self.hybrid_search(), self.store, self.config.user, query, **options)
 
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,
