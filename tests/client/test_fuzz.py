@@ -657,7 +657,9 @@ def test_references_on_one_long_line_are_quick(server: Server) -> None:
         answer = well_formed(server.response(key, 120.0))
         took[separator] = time.perf_counter() - started
         server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        assert len(answer["result"]) == 1500, answer
+        # Only this document's: the fuzzed documents left open may name the claim too. Which
+        # do changes with any string literal in the package: hypothesis draws from them.
+        assert sum(place["uri"] == uri for place in answer["result"]) == 1500, answer
     assert took[" "] < max(1.0, 5 * took["\n"]), took
 
 

@@ -98,12 +98,7 @@ class Claims(ClaimLoader):
     @_translated
     def has_claim_type(self, user: str, claim_type: str) -> bool:
         """Whether any of the user's claims has ``claim_type`` among its types."""
-        row = self._db.execute(
-            "SELECT 1 FROM claim_types t CROSS JOIN claims c ON c.id = t.claim "
-            "WHERE t.type = ? AND c.user = ? LIMIT 1",
-            (claim_type, user),
-        ).fetchone()
-        return row is not None
+        return self._any_claim_with("claim_types", "type", claim_type, user)
 
     @_translated
     def claim_by_number(self, user: str, number: int) -> Claim | None:
@@ -164,10 +159,15 @@ class Claims(ClaimLoader):
 
     @_translated
     def domain_exists(self, user: str, domain: str) -> bool:
+        return self._any_claim_with("claim_domains", "domain", domain, user)
+
+    def _any_claim_with(self, table: str, column: str, value: str, user: str) -> bool:
+        """Whether any of the user's claims has ``value`` in ``table.column`` (its types,
+        its domains)."""
         row = self._db.execute(
-            "SELECT 1 FROM claim_domains d CROSS JOIN claims c ON c.id = d.claim "
-            "WHERE d.domain = ? AND c.user = ? LIMIT 1",
-            (domain, user),
+            f"SELECT 1 FROM {table} x CROSS JOIN claims c ON c.id = x.claim "
+            f"WHERE x.{column} = ? AND c.user = ? LIMIT 1",
+            (value, user),
         ).fetchone()
         return row is not None
 
@@ -179,16 +179,7 @@ class Claims(ClaimLoader):
 
     @_translated
     def set_status(self, user: str, claim_id: str, status: ClaimStatus, when: str) -> None:
-        with self._write() as db:
-            row = db.execute(
-                "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
-            ).fetchone()
-            if row is not None:
-                db.execute(
-                    "UPDATE claims SET status = ?, updated_at = ? WHERE id = ?",
-                    (str(status), when, row[0]),
-                )
-                _log(db, "claim", row[0])
+        self._update(user, claim_id, "status = ?, updated_at = ?", (str(status), when))
 
     @_translated
     def supersede(self, user: str, claim_ids: Sequence[str], by: str, when: str) -> None:
@@ -200,17 +191,23 @@ class Claims(ClaimLoader):
     def restore(self, user: str, claim_id: str, when: str) -> None:
         """Make the claim active again and clear its ``superseded_by``/``merged_into``; its
         ``valid_to`` too when it was superseded (superseding is what set it)."""
+        self._update(
+            user,
+            claim_id,
+            "valid_to = CASE WHEN status = 'superseded' THEN NULL ELSE valid_to END, "
+            "status = 'active', superseded_by = NULL, merged_into = NULL, updated_at = ?",
+            (when,),
+        )
+
+    def _update(self, user: str, claim_id: str, changes: str, values: tuple[str, ...]) -> None:
+        """``UPDATE claims SET {changes}`` on the user's claim ``claim_id``, if it exists,
+        recorded in the change log."""
         with self._write() as db:
             row = db.execute(
                 "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
             ).fetchone()
             if row is not None:
-                db.execute(
-                    "UPDATE claims SET valid_to = CASE WHEN status = 'superseded' THEN NULL "
-                    "ELSE valid_to END, status = 'active', superseded_by = NULL, "
-                    "merged_into = NULL, updated_at = ? WHERE id = ?",
-                    (when, row[0]),
-                )
+                db.execute(f"UPDATE claims SET {changes} WHERE id = ?", (*values, row[0]))
                 _log(db, "claim", row[0])
 
     @_translated
