@@ -91,22 +91,17 @@ class Records:
             "statement": statement,
             "claim_type": claim_type or self.classifier.classify(statement).category,
         }
-        if domain:
-            record["context_domain"] = domain
-        if contexts:
-            record["contexts"] = list(contexts)
-        if tags:
-            record["tags"] = list(tags)
-        if confidence is not None:
-            record["confidence"] = confidence
-        if pinned:
-            record["pinned"] = True
-        if entities:
-            record["entities"] = list(entities)
-        if derived_from:
-            record["derived_from"] = list(derived_from)
-        if valid_from:
-            record["valid_from"] = valid_from
+        given = {
+            "context_domain": domain or None,
+            "contexts": list(contexts) or None,
+            "tags": list(tags) or None,
+            "confidence": confidence,
+            "pinned": pinned or None,
+            "entities": list(entities) or None,
+            "derived_from": list(derived_from) or None,
+            "valid_from": valid_from or None,
+        }
+        record.update((key, value) for key, value in given.items() if value is not None)
         return add_record(
             self.store,
             record,
