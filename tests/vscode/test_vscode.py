@@ -304,12 +304,21 @@ def test_broken_link_is_a_problem_with_a_create_note_fix(window: Window, bench: 
     row.click()
     # The click reveals the link in the editor; the row keeps the focus.
     until(lambda: bench.cursor()[0] == BROKEN_LINE, "the link revealed")
-    row.focus()
-    bench.page.keyboard.press("Control+.")
     fix = bench.page.locator(
         ".context-view .action-label, .action-widget .monaco-list-row",
         has_text="Create note 'Nowhere Note'",
     ).first
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # Ctrl+. on the row now and then opens no menu within 20 s (3 runs in 6 on 2026-11-25,
+    # with the server of before issue 21's changes as with the one after): ask again.
+    for _ in range(3):
+        row.focus()
+        bench.page.keyboard.press("Control+.")
+        with suppress(PlaywrightTimeout):
+            fix.wait_for(timeout=5000)
+            break
+        bench.page.keyboard.press("Escape")  # a menu that opened without the fix
     fix.wait_for()
     bench.shot(
         "vscode-diagnostics",
