@@ -1,7 +1,6 @@
-"""The automatic memories of a context block (docs/reference.md, The context block): claims from
-the tiers in the
-configuration, ranked, near-duplicates of what is shown left out, and the moment recency is
-measured from.
+"""The automatic memories of a context block (docs/reference.md, The context block): claims
+from the tiers in the configuration, ranked, near-duplicates of what is shown left out, and
+the moment recency is measured from.
 
 Automatic memories come from the tiers in the configuration (core, active, semantic,
 recent); only live claims (``active``, ``contested``) of confidence 0.5 or more, none already
