@@ -209,3 +209,15 @@ def test_a_reply_is_found_by_the_message_it_answers(run: Run, tmp_path: Path) ->
     # The question first (its own words), then the answer (its context's), and not the
     # other session's "Yes, two", which followed nothing about children.
     assert titles == ["Fun! Do you have any children?", "Yes, two, Mia and Noor."]
+
+
+def test_a_nul_in_a_message_is_ingested(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """A NUL inside a message (the extractor's own mark) spun ``ingest`` forever; it is
+    dropped from what is extracted, and the message is stored."""
+    pairs = [{"contentSessionId": "n1", "userMessage": "I live in\u0000 Rome"}]
+    done = run("ingest", write(tmp_path, pairs), "--json")
+    assert done.returncode == 0, done.stderr
+    claims = json.loads(run("claim", "list", "--json").stdout)
+    assert [c["statement"] for c in claims] == ["I live in Rome"]
+    shown = json.loads(run("conversation", "show", "n1", "--json").stdout)
+    assert shown["messages"][0]["text"] == "I live in\u0000 Rome"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,28 @@ def test_the_dev_set_stays_above_its_floor() -> None:
     assert dev["precision"] >= 0.92
     assert dev["recall"] >= 0.95
     assert dev["category_accuracy"] >= 0.73
+
+
+@pytest.mark.parametrize(
+    "message", ["I live in\u0000 Rome", "\u00007\u0000", "I'm (\u00001\u0000) allergic to nuts"]
+)
+def test_a_nul_in_a_message_is_dropped_not_a_hang(message: str) -> None:
+    """A NUL is the extractor's own mark: one in a message spun forever, or raised
+    IndexError. In a child process, so a hang fails the test instead of holding the run."""
+    script = (
+        "import json, sys\n"
+        "from lsp_memory.services.conversations.extract import extract\n"
+        "print(json.dumps([e.statement for e in extract(json.loads(sys.argv[1]))]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(message)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert all("\u0000" not in statement for statement in found)
+    if "Rome" in message:
+        assert found == ["I live in Rome"]

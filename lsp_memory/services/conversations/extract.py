@@ -69,6 +69,10 @@ _SLOT = re.compile("\x00(\\d+)\x00")
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
+    """``text`` with its protected spans replaced by numbered marks, and the spans. A NUL
+    in the text itself is dropped first: it is the mark (a message holding one spun
+    ``_restore`` forever, or named a span that was never kept)."""
+    text = text.replace(_MARK, "")
     kept: list[str] = []
 
     def hide(match: re.Match[str]) -> str:
