@@ -34,6 +34,10 @@ class Span:
 
 
 _CLAIM_NUMBER_ID = re.compile(r"claim_([0-9]+)")
+MAX_NUMBER_DIGITS = 19
+NO_CLAIM_NUMBER = 2**63
+"""What a claim number of more than ``MAX_NUMBER_DIGITS`` digits reads as: above every
+number a claim can have (SQLite's integers stop at 2**63 - 1), so it names no claim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +58,19 @@ class Reference:
 
     @property
     def claim_number(self) -> int | None:
-        """The claim number for ``#N`` and ``@claim_N``, else None."""
+        """The claim number for ``#N`` and ``@claim_N``, else None. Digits too many for any
+        claim (SQLite's integers stop at 19) give ``NO_CLAIM_NUMBER``: Python refuses to
+        read an int of more than 4,300 digits, and ``#`` + 5,000 digits failed every request
+        on its document."""
+        digits = None
         if self.kind is RefKind.NUMBER:
-            return int(self.target)
-        if self.kind is RefKind.ID:
+            digits = self.target
+        elif self.kind is RefKind.ID:
             match = _CLAIM_NUMBER_ID.fullmatch(self.target)
-            if match:
-                return int(match.group(1))
-        return None
+            digits = match.group(1) if match else None
+        if digits is None:
+            return None
+        return int(digits) if len(digits) <= MAX_NUMBER_DIGITS else NO_CLAIM_NUMBER
 
 
 @dataclass(frozen=True, slots=True)

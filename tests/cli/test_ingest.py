@@ -221,3 +221,18 @@ def test_a_nul_in_a_message_is_ingested(run: Run, tmp_path: Path) -> None:  # no
     assert [c["statement"] for c in claims] == ["I live in Rome"]
     shown = json.loads(run("conversation", "show", "n1", "--json").stdout)
     assert shown["messages"][0]["text"] == "I live in\u0000 Rome"
+
+
+def test_a_number_of_5000_digits_in_a_message_is_ingested(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """``#`` + 5,000 digits in a message made the whole file fail; it is an unresolved
+    reference of that message, and the rest is stored."""
+    pairs = [
+        {"contentSessionId": "d", "userMessage": "See #" + "7" * 5000},
+        {"contentSessionId": "d", "userMessage": "I live in Rome"},
+    ]
+    done = run("ingest", write(tmp_path, pairs))
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(run("conversation", "show", "d", "--json").stdout)
+    assert len(shown["messages"]) == 2
+    (reference,) = shown["messages"][0]["references"]
+    assert reference["kind"] == "unresolved"

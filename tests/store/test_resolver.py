@@ -179,3 +179,17 @@ def test_without_members_a_group_resolves_the_same_without_its_claims(kb: Store,
     )
     assert full.claims
     assert bare.claims == (full.claims if full.kind == "claim" else ())
+
+
+@pytest.mark.parametrize("ref", ["#" + "7" * 5000, "@claim_" + "7" * 5000, "#" + "9" * 20])
+def test_a_number_too_long_for_any_claim_is_unresolved_not_a_crash(kb: Store, ref: str) -> None:
+    """Python refuses to read an int of more than 4,300 digits: ``#`` + 5,000 digits made
+    every request on its document fail. It names no claim, in a message of one short line;
+    the document's other references still resolve."""
+    resolver = Resolver(kb, USER)
+    parsed = refs.parse_document(f"{ref} and #1\n").references
+    found = [resolver.resolve(reference) for reference in parsed]
+    assert found[0].kind is None and found[0].error is not None
+    assert len(found[0].error) < 120 and found[0].error.startswith("No memory or context found")
+    assert found[1].kind == "claim"
+    assert kb.claims_by_number_prefix(USER, ref.removeprefix("#")) == []

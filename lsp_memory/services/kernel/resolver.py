@@ -21,6 +21,7 @@ from lsp_memory.model import Claim, Context, Entity, NoteTarget, Reference, RefK
 from lsp_memory.notes import VaultView
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.store.sqlite import Store
+from lsp_memory.text import one_line
 
 NO_VAULT = "no vault to look in (set `vaults` in lsp-memory.toml or pass --vault DIR)"
 _DOMAIN = re.compile(r"(.+)_domain")
@@ -94,8 +95,9 @@ class Resolver:
                 )
             return Resolution(text, "claim", claim.friendly_id, (claim,))
         number = reference.claim_number
-        if number is not None and number > _MAX_NUMBER:
-            return not_found(text, f"claim_{number}")  # SQLite integers stop at 2**63 - 1
+        if number is not None and number > _MAX_NUMBER:  # SQLite integers stop at 2**63 - 1
+            digits = reference.target.removeprefix("claim_")
+            return not_found(text, one_line(f"claim_{digits}", 60))
         if number is not None:
             # `#N` and `@claim_N` resolve by number only (steps 1 and the last rule of
             # docs/reference.md, Resolution).

@@ -19,7 +19,7 @@ MAX_TREE_DEPTH = 10
 """How deep below a context (or tag) its claims are gathered; also stops hand-made cycles."""
 
 
-_NUMBER_PREFIX = re.compile(r"(?:[1-9][0-9]*)?")
+_NUMBER_PREFIX = re.compile(r"(?:[1-9][0-9]{0,18})?")  # no claim number has more digits
 
 
 class Claims(ClaimLoader):
