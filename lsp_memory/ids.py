@@ -124,6 +124,11 @@ _SECONDS_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z
 _STORED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
+class OutOfRange(ValueError):
+    """A valid ISO 8601 time that falls outside the years 1 to 9999 once in UTC
+    (``9999-12-31T23:00:00-05:00``)."""
+
+
 def stored(moment: datetime) -> str:
     """The stored form of a moment: UTC, microseconds, ``Z`` (isoformat is C; strftime was
     a tenth of an import's time). A naive moment is taken as UTC."""
@@ -159,7 +164,8 @@ def now() -> str:
 
 def timestamp(value: str) -> str:
     """Parse an ISO 8601 date or date-time; return it in the stored form (UTC, fixed width,
-    so text order is time order). Naive times are taken as UTC. Raises ``ValueError``."""
+    so text order is time order). Naive times are taken as UTC. Raises ``ValueError``
+    (``OutOfRange`` for a time beyond the years 1 to 9999 in UTC)."""
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -173,4 +179,7 @@ def timestamp(value: str) -> str:
         return value
     if _SECONDS_Z.fullmatch(value):
         return value[:19] + ".000000Z"
-    return stored(moment)
+    try:
+        return stored(moment)
+    except OverflowError:
+        raise OutOfRange(f"{value!r} falls outside the years 1 to 9999 in UTC") from None

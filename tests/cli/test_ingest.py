@@ -236,3 +236,17 @@ def test_a_number_of_5000_digits_in_a_message_is_ingested(run: Run, tmp_path: Pa
     assert len(shown["messages"]) == 2
     (reference,) = shown["messages"][0]["references"]
     assert reference["kind"] == "unresolved"
+
+
+def test_a_time_beyond_the_calendar_in_utc_is_a_bad_line(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """A valid ISO 8601 time that overflows once in UTC crashed ingest (exit 70)."""
+    pairs = [
+        {"contentSessionId": "t", "userMessage": "hi", "timestamp": "9999-12-31T23:00:00-05:00"},
+        {"contentSessionId": "t", "userMessage": "hi", "timestamp": "0001-01-01T00:00:00+05:00"},
+    ]
+    failed = run("ingest", write(tmp_path, pairs))
+    assert failed.returncode == 1, failed.stderr
+    assert failed.stderr.splitlines()[1:] == [
+        f"  line {n}: timestamp '{p['timestamp']}' falls outside the years 1 to 9999 in UTC"
+        for n, p in enumerate(pairs, 1)
+    ]

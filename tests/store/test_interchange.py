@@ -313,3 +313,17 @@ def test_ids_another_user_holds_are_neither_refused_nor_revealed(kb: Store) -> N
         assert caught.value.problems == [
             f"line 1: claim: claim_id {line['claim_id']!r} is already in the store"
         ]
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_time_beyond_the_calendar_in_utc_is_a_bad_line(store: Store, stamp: str) -> None:
+    """A valid ISO 8601 time that overflows once in UTC crashed import (OverflowError)."""
+    before = snapshot(store.path.parent)
+    line = json.dumps({"kind": "claim", "statement": "x", "created_at": stamp})
+    with pytest.raises(ImportFailed) as caught:
+        import_records(store, line.encode(), user=USER, source="t.jsonl")
+    assert caught.value.problems == [
+        f"line 1: claim: bad date in 'created_at': '{stamp}' falls outside the years 1 to 9999 "
+        "in UTC"
+    ]
+    assert snapshot(store.path.parent) == before

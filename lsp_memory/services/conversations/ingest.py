@@ -25,7 +25,7 @@ from typing import Any
 
 from lsp_memory import refs
 from lsp_memory.errors import ImportFailed, UserError
-from lsp_memory.ids import new_uuid, now, timestamp
+from lsp_memory.ids import OutOfRange, new_uuid, now, timestamp
 from lsp_memory.model import Claim
 from lsp_memory.services.conversations.extract import Extracted, answers_to_extracted, extract
 from lsp_memory.services.kernel.command import CommandFailed, ask
@@ -161,6 +161,8 @@ def pair_from(value: Any, line: int = 1) -> Pair:
     else:
         try:
             stamp = timestamp(when)
+        except OutOfRange as error:
+            raise ValueError(f"timestamp {error}") from None
         except ValueError:
             raise ValueError(f"timestamp {when!r} is not an ISO 8601 date or time") from None
     return Pair(

@@ -125,6 +125,8 @@ class _Line:
             return None
         try:
             return ids.timestamp(value)
+        except ids.OutOfRange as error:
+            raise _Bad(f"bad date in {key!r}: {error}") from None
         except ValueError:
             raise _Bad(f"bad date in {key!r}: {value!r} is not ISO 8601") from None
 
