@@ -127,15 +127,73 @@ class Config:
     source: Path | None = None  # the config file read, if any
 
 
+COMMAND_SETTINGS = ("classifier_command", "review_command", "extractor_command")
+"""Settings that run a program. A folder's ``lsp-memory.toml`` (a cloned repository's, say)
+sets them only once the user has trusted that folder (``lsp-memory trust``); the user's own
+config file and the editor's settings always may."""
+TRUST_FILE = "trusted-folders"
+"""In the user's config folder: one trusted folder a line (``lsp-memory trust`` writes it)."""
+
+
+def user_config_file() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path(APP_NAME) / CONFIG_NAME
+
+
+def trusted_folders() -> list[Path]:
+    """The folders whose ``lsp-memory.toml`` may run programs (and every folder inside
+    them); none when the list cannot be read."""
+    try:
+        text = (user_config_file().parent / TRUST_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    lines = (line.strip() for line in text.splitlines())
+    return [Path(line) for line in lines if line and not line.startswith("#")]
+
+
+def is_trusted(folder: Path) -> bool:
+    here = folder.resolve()
+    return any(here == trusted or here.is_relative_to(trusted) for trusted in trusted_folders())
+
+
+def trust(folder: Path) -> Path:
+    """Add ``folder`` (resolved) to the trust list; the folder as written there."""
+    resolved = folder.resolve()
+    if resolved in trusted_folders():
+        return resolved
+    listing = user_config_file().parent / TRUST_FILE
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    with listing.open("a", encoding="utf-8") as out:
+        out.write(f"{resolved}\n")
+    return resolved
+
+
+def _untrusted_commands(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
+    """``data`` from the config file at ``path`` without the settings that run programs,
+    unless it is the user's own file or its folder is trusted; a warning for each left out."""
+    if path == user_config_file() or is_trusted(path.parent):
+        return data, []
+    kept: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in data.items():
+        if _CAMEL.sub(r"_\1", key).lower() in COMMAND_SETTINGS:
+            warnings.append(
+                f"{path}: {key} ignored: this folder is not trusted to run programs "
+                f"(`lsp-memory trust {path.parent}` trusts it)"
+            )
+        else:
+            kept[key] = value
+    return kept, warnings
+
+
 def find_config_file(start: Path) -> Path | None:
     """``lsp-memory.toml`` in ``start`` or the nearest folder above it, else the user's."""
     for folder in (start, *start.parents):
         candidate = folder / CONFIG_NAME
         if candidate.is_file():
             return candidate
-    from platformdirs import user_config_path
-
-    candidate = user_config_path(APP_NAME) / CONFIG_NAME
+    candidate = user_config_file()
     return candidate if candidate.is_file() else None
 
 
@@ -356,6 +414,8 @@ def load_config(
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
             warnings.append(f"{path}: cannot read config ({error}); using defaults")
         else:
+            data, held = _untrusted_commands(data, path)
+            warnings += held
             config, found = apply_settings(config, data, base=path.parent, origin=str(path))
             config = replace(config, source=path)
             warnings += found

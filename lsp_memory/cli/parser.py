@@ -28,6 +28,7 @@ from lsp_memory.cli.options import Handler, add_globals, hits, positive
 from lsp_memory.cli.output import PROG
 from lsp_memory.cli.search import cmd_index, cmd_search, cmd_status
 from lsp_memory.cli.servers import cmd_mcp, cmd_serve
+from lsp_memory.cli.trust import cmd_trust
 from lsp_memory.model import ClaimStatus
 from lsp_memory.services.retrieval.search import SCOPES
 
@@ -183,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(actions, "pin", cmd_conversation_pin, "pin a claim or note to a conversation")
     sub.add_argument("id", metavar="ID")
     sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or [[Note]]")
+
+    sub = command(commands, "trust", cmd_trust, "let a folder's lsp-memory.toml run programs")
+    sub.add_argument("folder", metavar="FOLDER", nargs="?", help="default: the current folder")
 
     sub = command(commands, "consolidate", cmd_consolidate, CONSOLIDATE)
     sub.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")

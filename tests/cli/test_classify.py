@@ -87,6 +87,7 @@ def test_the_command_answers_when_it_works(run: Run, tmp_path: Path) -> None:  #
     (tmp_path / "lsp-memory.toml").write_text(
         f"classifier_command = {json.dumps(command(tmp_path, 'good'))}\n", "utf-8"
     )
+    assert run("trust", str(tmp_path)).returncode == 0  # the user's own folder: it may run them
     result = run("classify", "--json", "I hate flying", "The API uses gRPC")
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert [d["category"] for d in json.loads(result.stdout)] == ["goal", "goal"]
@@ -101,6 +102,7 @@ def test_a_failing_command_warns_once_and_the_built_in_answers(
     (tmp_path / "lsp-memory.toml").write_text(
         f"classifier_command = {json.dumps(command(tmp_path, 'crash'))}\n", "utf-8"
     )
+    assert run("trust", str(tmp_path)).returncode == 0  # the user's own folder: it may run them
     result = run("classify", "I hate flying", "Flying makes me anxious")
     assert result.returncode == 0
     assert [line.split()[0] for line in result.stdout.splitlines()] == ["preference", "emotional"]

@@ -154,6 +154,7 @@ def test_an_extractor_command_and_its_failures(run: Run, tmp_path: Path) -> None
         "print(json.dumps([{'statement': 'I am based in Berlin', 'category': 'identity'}]))\n",
     )
     (tmp_path / "lsp-memory.toml").write_text(f"extractor_command = {json.dumps(good)}\n")
+    assert run("trust", str(tmp_path)).returncode == 0  # the user's own folder: it may run them
     done = run("ingest", write(tmp_path, PAIRS[:1]))
     assert "[identity] I am based in Berlin" in done.stdout and done.stderr == ""
     hanging = _command(tmp_path, "time.sleep(30)\n")
