@@ -166,13 +166,10 @@ def timestamp(value: str) -> str:
     """Parse an ISO 8601 date or date-time; return it in the stored form (UTC, fixed width,
     so text order is time order). Naive times are taken as UTC. Raises ``ValueError``
     (``OutOfRange`` for a time beyond the years 1 to 9999 in UTC)."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
     try:
-        moment = datetime.fromisoformat(text)
+        moment = moment_of(value)
     except ValueError:
-        day = date.fromisoformat(text)  # raises ValueError with its own message
+        day = date.fromisoformat(value.strip())  # raises ValueError with its own message
         moment = datetime(day.year, day.month, day.day)
     # Fast paths for the two common shapes; fromisoformat above has already checked the date.
     if _STORED.fullmatch(value):
