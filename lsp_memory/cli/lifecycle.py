@@ -14,9 +14,13 @@ def cmd_consolidate(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.ids import now, timestamp
 
     if args.undo is not None:
-        undone = app.consolidation().undo(args.undo)
-        print(f"undid run {args.undo}: {undone} change{'s' * (undone != 1)} put back")
+        for done in app.consolidation().undo(args.undo, cascade=args.cascade):
+            print(
+                f"undid run {done.run}: {done.changes} change{'s' * (done.changes != 1)} put back"
+            )
         return 0
+    if args.cascade:
+        raise UserError("--cascade goes with --undo RUN_ID: it undoes the later runs first")
     try:
         moment = timestamp(args.now) if args.now else now()
     except ValueError as error:

@@ -192,7 +192,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
     sub.add_argument("--now", metavar="ISO-8601", help="the time to consolidate as of")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    sub.add_argument("--undo", metavar="RUN_ID", type=positive, help="put back what a run changed")
+    sub.add_argument(
+        "--undo",
+        metavar="RUN_ID",
+        type=positive,
+        help="put back what a run (a consolidation or a review decision) changed; refused, "
+        "naming them, when later runs changed the same claims or review items",
+    )
+    sub.add_argument(
+        "--cascade",
+        action="store_true",
+        help="with --undo: undo those later runs first, newest first, all in one transaction",
+    )
 
     sub = command(commands, "review", cmd_review, "list or decide consolidation's review items")
     sub.add_argument("decision", nargs="?", choices=["accept", "reject", "keep-both"])

@@ -18,7 +18,7 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.model import Claim
 from lsp_memory.services.memory.interchange import add_record
-from lsp_memory.store.sqlite import STORE_FILE, Episode
+from lsp_memory.store.sqlite import STORE_FILE, Episode, Undone
 
 USER = "ann"
 DAY1 = "2026-01-01T00:00:00.000000Z"
@@ -187,7 +187,8 @@ def test_undo_puts_back_exactly_what_the_run_changed(app: App) -> None:
     before = claims_table(app)
     report = app.consolidation().run(DAY10)
     assert report.merged and report.contradictions and report.deprecated
-    assert app.consolidation().undo(report.run_id or 0) == len(report.changes)
+    undone = app.consolidation().undo(report.run_id or 0)
+    assert undone == [Undone(report.run_id or 0, len(report.changes))]
     assert claims_table(app) == before
     assert app.store.review_items(USER) == []  # the run's items are withdrawn
     with pytest.raises(UserError, match="already undone"):

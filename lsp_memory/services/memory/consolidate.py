@@ -18,8 +18,9 @@ the language server every ``consolidate_every``). One run, over one user's live 
 Pairs are only looked for among claims new or changed since the last run, compared with
 all live claims (all pairs on the first run). Every change is recorded with its value
 before and after and the reason, in one transaction (a killed run leaves nothing half
-done), and ``undo`` puts a run's changes back. Running twice at the same ``now`` changes
-nothing the second time.
+done), and ``undo`` puts a run's changes back, last in first out: a run that a later one
+built on (changed the same fields, decided its item) is undone only after it, or with it
+(``cascade``). Running twice at the same ``now`` changes nothing the second time.
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ from lsp_memory.ids import now as wall_clock
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, doc_id
 from lsp_memory.services.memory.compare import lost, negated, opposite
 from lsp_memory.store.sqlite import (
+    ChangedSince,
     ClaimState,
     ConcurrentRun,
     Episode,
     FieldChange,
+    LaterRuns,
     NewItem,
     Run,
     Store,
+    Undone,
 )
 from lsp_memory.text import one_line
 
@@ -206,9 +210,11 @@ class Consolidation:
             ids.moment_of(self.clock()) - ids.moment_of(last.created_at)
         ).total_seconds() >= every
 
-    def undo(self, run_id: int) -> int:
-        """Put back what run ``run_id`` changed; how many changes. ``UserError`` for an
-        unknown run or one already undone."""
+    def undo(self, run_id: int, *, cascade: bool = False) -> list[Undone]:
+        """Put back what run ``run_id`` changed; the runs undone, in order. ``UserError``, one
+        line, nothing undone: for an unknown run or one already undone; when later runs
+        changed what it changed (naming them; ``cascade`` undoes them first, newest first,
+        in the same transaction); when a claim it changed was changed since outside any run."""
         found = self.store.run(self.user, run_id)
         if found is None:
             raise UserError(
@@ -217,7 +223,15 @@ class Consolidation:
             )
         if found.undone_at is not None:
             raise UserError(f"run {run_id} was already undone ({found.undone_at})")
-        return self.store.undo_run(self.user, run_id, self.clock())
+        try:
+            undone = self.store.undo_run(self.user, run_id, self.clock(), cascade=cascade)
+        except LaterRuns as later:
+            raise UserError(_after_later_runs(later)) from None
+        except ChangedSince as changed:
+            raise UserError(_changed_since(run_id, changed)) from None
+        if not undone:
+            raise UserError(f"run {run_id} was already undone (by another process, just now)")
+        return undone
 
     def _vectors_of(self, states: Sequence[ClaimState]) -> npt.NDArray[np.float32] | None:
         """Unit vectors of the claims' statements, row by row: from the vector index, the
@@ -504,6 +518,45 @@ class _Plan:
         self.items = [
             replace(item, state={c: status[c] for c in item.claims}) for item in self.items
         ]
+
+
+def _after_later_runs(later: LaterRuns) -> str:
+    """One line: run ``later.number`` cannot be undone before ``later.runs``."""
+    names = [f"{run.number} ({_what(run)})" for run in later.runs]
+    runs = f"run {names[0]}" if len(names) == 1 else f"runs {', '.join(names[:-1])} and {names[-1]}"
+    first = "it first, or both" if len(names) == 1 else "them first, newest first, or all"
+    return (
+        f"run {later.number} cannot be undone on its own: {runs} changed the same claims or "
+        f"review items after it; undo {first} at once with "
+        f"`lsp-memory consolidate --undo {later.number} --cascade`"
+    )
+
+
+def _what(run: Run) -> str:
+    if run.kind == "review":
+        return f"the decision on review item {run.summary.get('item')}"
+    return "a consolidation"
+
+
+def _changed_since(run_id: int, changed: ChangedSince) -> str:
+    """One line: a claim run ``changed.run`` changed was changed since outside any run."""
+    first = "" if changed.run == run_id else " (undone first with --cascade)"
+    return (
+        f"run {run_id} cannot be undone: #{changed.claim} “{one_line(changed.statement, 60)}” "
+        f"was changed after run {changed.run}{first} by something other than a run (claim "
+        f"retract or restore, a newer claim): its {changed.field} is "
+        f"{_shown(changed.now)} where the run left {_shown(changed.left)}; nothing was undone"
+    )
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, list):
+        return f"{len(value)} entr{'ies' if len(value) != 1 else 'y'}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 THRESHOLDS = (DEPRECATE_BELOW, MIN_CONFIDENCE)

@@ -11,8 +11,9 @@ merge that would lose words. Its proposal is one of:
 ``accept`` applies the proposal, ``keep-both`` applies KEEP_BOTH, ``reject`` closes the item
 and changes nothing. A claim that stays live leaves ``contested`` and gets back the
 confidence the contradiction halved. A decision is a run like a consolidation: its changes are
-recorded and ``consolidate --undo`` puts them back. An item whose claims changed since it
-was raised is refused (the next consolidation withdraws it and looks again).
+recorded and ``consolidate --undo`` puts them back (the run that raised the item can be
+undone only after the decision on it). An item whose claims changed since it was raised is
+refused (the next consolidation withdraws it and looks again).
 """
 
 from __future__ import annotations

@@ -33,17 +33,20 @@ from lsp_memory.store.sqlite.connection import (
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.lifecycle import (
+    ChangedSince,
     ClaimState,
     ConcurrentRun,
     Conversation,
     Episode,
     EpisodeRef,
     FieldChange,
+    LaterRuns,
     Lifecycle,
     NewItem,
     ReviewItem,
     Run,
     StaleError,
+    Undone,
 )
 from lsp_memory.store.sqlite.rename import Renames
 from lsp_memory.store.sqlite.tiers import TierQueries
@@ -55,17 +58,20 @@ __all__ = [
     "STORE_FILE",
     "Batch",
     "Change",
+    "ChangedSince",
     "ClaimState",
     "ConcurrentRun",
     "Conversation",
     "Episode",
     "EpisodeRef",
     "FieldChange",
+    "LaterRuns",
     "NewItem",
     "ReviewItem",
     "Run",
     "StaleError",
     "Store",
+    "Undone",
     "UserKeys",
     "describe",
     "migrate",

@@ -149,6 +149,14 @@ class ReviewItem:
     created_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class Undone:
+    """A run put back: its number and how many of its changes."""
+
+    run: int
+    changes: int
+
+
 def pair_key(claim_ids: Iterable[str]) -> str:
     """The key of a set of claims: an item is never raised twice for the same set."""
     return " ".join(sorted(claim_ids))
@@ -529,33 +537,37 @@ class Lifecycle(StoreBase):
             return number
 
     @_translated
-    def undo_run(self, user: str, number: int, when: str) -> int:
-        """Put back every field the run changed, newest change first; close the items it
-        raised and reopen the one it decided. Returns how many changes were undone."""
+    def undo_run(self, user: str, number: int, when: str, *, cascade: bool = False) -> list[Undone]:
+        """Put back what run ``number`` changed, in one transaction: each field to its value
+        before the run (newest change first), its open items withdrawn, the item it decided
+        reopened. The runs undone, in order; [] when the run is not there or already undone.
+
+        A later run (not undone) that changed a field this run changed, or decided an item it
+        raised, was planned on what this run did; undoing this one alone would leave that
+        run's changes standing on nothing, and undoing it afterwards would bring this one's
+        back. So: ``LaterRuns`` naming them, nothing written; with ``cascade`` they are undone
+        first, newest first, each as if on its own. ``ChangedSince`` (nothing written) when a
+        field to put back was changed since outside any run (a retract, a restore, a newer
+        claim superseding it) to a value neither the run's nor the one before it."""
         with self._write() as db:
-            row = db.execute(
+            found = db.execute(
                 "SELECT id FROM runs WHERE user = ? AND number = ? AND undone_at IS NULL",
                 (user, number),
             ).fetchone()
-            if row is None:
-                return -1
-            run_row = row[0]
-            changes = db.execute(
-                "SELECT claim, field, before FROM run_changes WHERE run = ? ORDER BY pos DESC",
-                (run_row,),
-            ).fetchall()
-            _apply(db, [(claim, name, json.loads(before)) for claim, name, before in changes])
-            db.execute("UPDATE runs SET undone_at = ? WHERE id = ?", (when, run_row))
-            db.execute(
-                "UPDATE review_items SET status = 'withdrawn' WHERE run = ? AND status = 'open'",
-                (run_row,),
-            )
-            db.execute(
-                "UPDATE review_items SET status = 'open', decided_by = NULL WHERE decided_by = ?",
-                (run_row,),
-            )
-            _log_rows(db, "claim", {claim for claim, _, _ in changes})
-            return len(changes)
+            if found is None:
+                return []
+            later = _later_runs(db, user, found[0], number)
+            if later and not cascade:
+                rows = db.execute(
+                    f"SELECT {_RUN_COLUMNS} FROM runs WHERE id IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY number",
+                    (json.dumps([row for row, _ in later]),),
+                )
+                raise LaterRuns(number, [_run(row) for row in rows])
+            return [
+                Undone(run_number, _undo(db, run_row, run_number, when))
+                for run_row, run_number in [*reversed(later), (found[0], number)]
+            ]
 
     # -- review items -----------------------------------------------------------------------
 
@@ -604,6 +616,31 @@ class StaleError(Exception):
         self.found = found
 
 
+class LaterRuns(Exception):
+    """Later runs changed what the run to undo changed (``runs``, oldest first)."""
+
+    def __init__(self, number: int, runs: list[Run]) -> None:
+        super().__init__(number)
+        self.number = number
+        self.runs = runs
+
+
+class ChangedSince(Exception):
+    """A field run ``run`` changed was changed since outside any run: claim ``claim``
+    (number) has ``now`` in ``field`` where the run left ``left``."""
+
+    def __init__(
+        self, run: int, claim: int, *, statement: str, field: str, now: Any, left: Any
+    ) -> None:
+        super().__init__(run, claim, field)
+        self.run = run
+        self.claim = claim
+        self.statement = statement
+        self.field = field
+        self.now = now
+        self.left = left
+
+
 def _dump(value: Any) -> str:
     return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
@@ -619,3 +656,87 @@ def _apply(db: sqlite3.Connection, updates: Sequence[tuple[int, str, Any]]) -> N
 def _next_number(db: sqlite3.Connection, table: str, user: str) -> int:
     row = db.execute(f"SELECT coalesce(max(number), 0) FROM {table} WHERE user = ?", (user,))
     return int(row.fetchone()[0]) + 1
+
+
+def _later_runs(
+    db: sqlite3.Connection, user: str, run_row: int, number: int
+) -> list[tuple[int, int]]:
+    """``(row, number)`` of the runs after run ``number`` (not undone) that must be undone
+    before it, oldest first: each changed a field, or decided an item, of it or of one of
+    them."""
+    fields = _fields(db, run_row)
+    items = _raised(db, run_row)
+    found = []
+    rows = db.execute(
+        "SELECT id, number FROM runs WHERE user = ? AND number > ? AND undone_at IS NULL "
+        "ORDER BY number",
+        (user, number),
+    ).fetchall()
+    for later_row, later_number in rows:
+        changed = _fields(db, later_row)
+        decided = {
+            row[0]
+            for row in db.execute("SELECT id FROM review_items WHERE decided_by = ?", (later_row,))
+        }
+        if fields.isdisjoint(changed) and items.isdisjoint(decided):
+            continue
+        found.append((later_row, later_number))
+        fields |= changed
+        items |= _raised(db, later_row)
+    return found
+
+
+def _fields(db: sqlite3.Connection, run_row: int) -> set[tuple[int, str]]:
+    rows = db.execute("SELECT DISTINCT claim, field FROM run_changes WHERE run = ?", (run_row,))
+    return {(row[0], row[1]) for row in rows}
+
+
+def _raised(db: sqlite3.Connection, run_row: int) -> set[int]:
+    return {row[0] for row in db.execute("SELECT id FROM review_items WHERE run = ?", (run_row,))}
+
+
+_CURRENT = tuple(sorted(FIELDS))
+
+
+def _undo(db: sqlite3.Connection, run_row: int, number: int, when: str) -> int:
+    """Undo one run (no later run depends on it); how many changes it had."""
+    changes = db.execute(
+        "SELECT x.claim, x.field, x.before, x.after, c.number, c.statement, "
+        + ", ".join(f"c.{name}" for name in _CURRENT)
+        + " FROM run_changes x JOIN claims c ON c.id = x.claim WHERE x.run = ? ORDER BY x.pos",
+        (run_row,),
+    ).fetchall()
+    before: dict[tuple[int, str], Any] = {}
+    after: dict[tuple[int, str], Any] = {}
+    for claim, name, was, became, *_ in changes:
+        before.setdefault((claim, name), json.loads(was))
+        after[claim, name] = json.loads(became)
+    for claim, name, _, _, claim_number, statement, *current in changes:
+        now = current[_CURRENT.index(name)]
+        if name == "derived_from":
+            now = json.loads(now)
+        if now not in (after[claim, name], before[claim, name]):
+            raise ChangedSince(
+                number,
+                claim_number,
+                statement=statement,
+                field=name,
+                now=now,
+                left=after[claim, name],
+            )
+    _apply(db, [(claim, name, json.loads(was)) for claim, name, was, *_ in reversed(changes)])
+    db.execute("UPDATE runs SET undone_at = ? WHERE id = ?", (when, run_row))
+    db.execute(
+        "UPDATE review_items SET status = 'withdrawn' WHERE run = ? AND status = 'open'",
+        (run_row,),
+    )
+    # An item whose raising run is undone stays closed (stores undone out of order before
+    # later runs were checked hold such items).
+    db.execute(
+        "UPDATE review_items SET decided_by = NULL, status = CASE WHEN (SELECT undone_at "
+        "FROM runs WHERE runs.id = review_items.run) IS NULL THEN 'open' ELSE 'withdrawn' END "
+        "WHERE decided_by = ?",
+        (run_row,),
+    )
+    _log_rows(db, "claim", {claim for claim, *_ in changes})
+    return len(changes)
