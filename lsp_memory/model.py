@@ -111,6 +111,10 @@ have; a new one comes in by ``import``)."""
 LIVE_STATUSES: tuple[ClaimStatus, ...] = (ClaimStatus.ACTIVE, ClaimStatus.CONTESTED)
 """Statuses returned by contexts, tags, domains and automatic retrieval."""
 
+MAX_STATEMENT = 5000
+"""The most characters a new claim's statement may have: a claim is one fact, and a longer
+text belongs in a note."""
+
 MIN_CONFIDENCE = 0.5
 """Claims below this confidence are left out of the automatic memories (the passive mode);
 consolidation's deprecation threshold is measured against it."""

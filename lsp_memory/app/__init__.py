@@ -127,11 +127,14 @@ class App:
     @cached_property
     def text_index(self) -> FullTextIndex:
         try:
-            return open_index(self.index_folder / "fulltext")
+            opened = open_index(self.index_folder / "fulltext")
         except (OSError, ValueError) as error:
             raise UserError(
                 f"cannot open the search index in {self.index_folder}: {error}"
             ) from None
+        if opened.distrusted:
+            self.warnings.append(f"search index: {opened.distrusted}; rebuilt")
+        return opened
 
     @cached_property
     def vectors(self) -> VectorSide | None:
@@ -151,6 +154,9 @@ class App:
                 VectorCache(self.config.cache / "vectors.sqlite3"),
                 embedder,
             )
+            if side.catalog.distrusted:
+                self.warnings.append(f"embedding queue: {side.catalog.distrusted}; rebuilt")
+            self.warnings += side.cache.warnings
             side.load()
         except (OSError, sqlite3.Error) as error:
             # The one cache warning of the process: the index sync that opened it (to queue

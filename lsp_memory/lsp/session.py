@@ -213,7 +213,7 @@ class Session:
         ``progress`` and ``done``), then, every ``SYNC_SECONDS`` or when ``poke``d, another
         sync (the store's change log — writes by the CLI or another server — and the vaults'
         changed files), and in between the embedding queue, a batch at a time, yielding to
-        new work. Requests are answered meanwhile."""
+        new work and to the next sync. Requests are answered meanwhile."""
 
         def run() -> None:
             try:
@@ -257,6 +257,7 @@ class Session:
                 # Taking the writer over from another process that exited syncs in full:
                 # the keeper has not indexed these vaults yet.
                 report = keeper.sync(scan=scan)
+                next_sync = time.monotonic() + SYNC_SECONDS
                 if report.text.upserted or report.text.deleted:
                     self.generation += 1
                     self._changed()
@@ -267,18 +268,25 @@ class Session:
                     took = scanned - started
                 # One model per process, opened here; requests search with it once open.
                 side = self.app.vectors if keeper.text.writable else None
+                # A long queue (minutes, on a new vault) is embedded between syncs, never
+                # instead of them: the store's changes and renamed notes keep coming in.
                 if side is not None and side.drain(
-                    stop=lambda: self._wake.is_set() or self._stop.is_set()
+                    stop=lambda until=next_sync: (
+                        self._wake.is_set() or self._stop.is_set() or time.monotonic() >= until
+                    )
                 ):
                     self.generation += 1
                     self._changed()  # searches by meaning find more: code lenses change
+                queued = side is not None and side.catalog.pending_count() > 0
                 if keeper.text.writable and self._consolidation_due():
                     self._consolidate()
             except Exception as error:
+                queued = False
                 self.index_error = f"index sync failed: {error}"
                 if self.on_error is not None:
                     self.on_error(self.index_error)
-            self._wake.wait(timeout=SYNC_SECONDS)
+            if not queued:  # else straight on: sync, then the next stretch of the queue
+                self._wake.wait(timeout=SYNC_SECONDS)
             self._wake.clear()
 
     def _consolidation_due(self) -> bool:

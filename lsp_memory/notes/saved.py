@@ -9,8 +9,11 @@ foreign or older file is ignored and the vault is read from disk as before. Noth
 raises: a failed save is logged and skipped.
 
 The format is :mod:`marshal` of plain tuples (10 000 notes: 28 MB, read and decoded in
-~0.2 s). marshal is not meant for untrusted data; the file lives in the user's own cache
-folder, where it is as trusted as the code that wrote it.
+~0.2 s). marshal is not meant for untrusted data, so the file is read only when the cache
+folder's rules allow it (:mod:`lsp_memory.cachefiles`: a regular file of the user's, not
+writable by others, at most ``MAX_BYTES``), and every value decoded is checked for its type:
+a file that fails is ignored (the vault is read from disk, and the scan saved anew) with one
+warning.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_memory.cachefiles import Distrusted, read_bytes
 from lsp_memory.model import Heading, Note, Position, Reference, RefKind, Span
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+MAX_BYTES = 2 * 1024 * 1024 * 1024
+"""The largest saved scan read (2 GiB; 10 000 notes take 28 MB)."""
 """Bumped whenever ``Note``, its parsing or this encoding change: an older file is ignored."""
 
 RACY_NS = 2_000_000_000
@@ -76,6 +82,54 @@ def _encode(note: Note) -> tuple[Any, ...]:
     )
 
 
+def _texts(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
+
+
+def _ints(*values: Any) -> bool:
+    return all(isinstance(value, int) and not isinstance(value, bool) for value in values)
+
+
+def _optional(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _well_typed(row: Any) -> bool:
+    """Whether ``row`` has the shape ``_encode`` gives (marshal decodes anything)."""
+    if not isinstance(row, tuple) or len(row) != 13:
+        return False
+    (path, title, aliases, tags, archived, headings, links, body, size, mtime, digest) = row[:11]
+    return (
+        all(isinstance(text, str) for text in (path, title, body, digest))
+        and _texts(aliases)
+        and _texts(tags)
+        and isinstance(archived, bool)
+        and _ints(size, mtime)
+        and _texts(row[11])
+        and _texts(row[12])
+        and isinstance(headings, tuple)
+        and all(
+            isinstance(h, tuple) and len(h) == 3 and isinstance(h[0], str) and _ints(*h[1:])
+            for h in headings
+        )
+        and isinstance(links, tuple)
+        and all(
+            isinstance(link, tuple)
+            and len(link) == 11
+            and link[0] in _KINDS
+            and isinstance(link[1], str)
+            and isinstance(link[2], str)
+            and _ints(*link[3:9])
+            and _optional(link[9])
+            and _optional(link[10])
+            for link in links
+        )
+    )
+
+
+_KINDS = frozenset(kind.value for kind in RefKind)
+
+
 def _decode(root: str, row: Sequence[Any]) -> Note:
     (path, title, aliases, tags, archived, headings, links, body, size, mtime_ns, digest) = row[:11]
     warnings, mentions = row[11], row[12]
@@ -117,17 +171,29 @@ class SavedScan:
         self._header = _header(root, excludes)
         self._root = root
 
-    def load(self) -> tuple[dict[str, Note], set[str]] | None:
+    def load(self, warnings: list[str]) -> tuple[dict[str, Note], set[str]] | None:
         """The saved notes by path, and the paths among them that must be read again
         (modified shortly before the save, see ``RACY_NS``); None when there is no usable
-        saved scan."""
+        saved scan. A file the cache's rules refuse, or one whose values have the wrong
+        types, adds a warning to ``warnings``."""
         try:
-            data = self.path.read_bytes()
+            data = read_bytes(self.path, limit=MAX_BYTES)
+        except Distrusted as error:
+            warnings.append(f"saved vault scan: {error}; the vault was read from disk")
+            return None
         except OSError:
             return None
         try:
             header, saved_ns, rows = marshal.loads(data)
             if header != self._header:
+                return None
+            if not (_ints(saved_ns) and isinstance(rows, list | tuple)):
+                raise TypeError("not a scan")
+            if not all(_well_typed(row) for row in rows):
+                warnings.append(
+                    f"saved vault scan: {self.path} holds values of the wrong type; "
+                    "the vault was read from disk"
+                )
                 return None
             notes = {row[0]: _decode(self._root, row) for row in rows}
         except (EOFError, ValueError, TypeError, IndexError):

@@ -148,7 +148,7 @@ class Vault(VaultView):
         started = time.perf_counter()
         warnings: list[str] = []
         with collector_paused():
-            loaded = self._load_saved()
+            loaded = self._load_saved(warnings)
             found = self._folder.walk(warnings)
             result = self._refresh(found, None, warnings, started, loaded or ())
             if loaded is not None:
@@ -162,13 +162,13 @@ class Vault(VaultView):
                 self._unsaved = False
             return result
 
-    def _load_saved(self) -> set[str] | None:
+    def _load_saved(self, warnings: list[str]) -> set[str] | None:
         """On the first scan, publish the saved scan's notes (so readers have them at once)
         and return the paths to read again whatever their stat says; None without one."""
         first, self._first_scan = self._first_scan, False
         if self._saved is None or not first or self._noteset is not EMPTY:
             return None
-        found = self._saved.load()
+        found = self._saved.load(warnings)
         if found is None:
             self._unsaved = True  # nothing usable on disk: save this scan
             return None

@@ -12,6 +12,9 @@ Exclude patterns are :func:`fnmatch.fnmatchcase` globs over the vault-relative P
 such files at any depth), a folder matching a pattern is skipped whole (``drafts`` works as
 well), and a leading ``**/`` also matches at the top level. Matching is case-sensitive.
 
+A file or folder whose name is not valid UTF-8, or holds a line break or a control character,
+is skipped with a warning: no link could name it, and the index cannot hold it.
+
 Problems never raise out of a walk: they become warnings. A file that cannot be indexed
 raises :class:`Unreadable` from :meth:`Folder.read`, its message the warning.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 
 from lsp_memory.model import Note
 from lsp_memory.notes.parse import BINARY_PROBE, MAX_NOTE_BYTES, build_note, is_binary
+from lsp_memory.text import first_control
 
 __all__ = ["NOTE_SUFFIXES", "Folder", "Found", "Unreadable"]
 
@@ -47,6 +51,19 @@ class Found:
     full: str
     size: int
     mtime_ns: int
+
+
+_LINE_BREAKS = frozenset("\n\r\u2028\u2029")
+
+
+def unusable_name(name: str) -> str | None:
+    """Why a file or folder name cannot be a note's (not valid UTF-8: it cannot be stored
+    or indexed; a line break or control character: no ``[[link]]`` can name it), or None."""
+    if any("\udc80" <= char <= "\udcff" for char in name):
+        return "is not valid UTF-8"
+    if first_control(name) is not None or not _LINE_BREAKS.isdisjoint(name):
+        return "holds a line break or a control character"
+    return None
 
 
 class Unreadable(Exception):
@@ -126,6 +143,12 @@ class Folder:
             child = f"{relative}/{name}" if relative else name
             if self._excluded(child):
                 continue
+            unusable = unusable_name(name)
+            if unusable:
+                shown = os.fsencode(child).decode("utf-8", "backslashreplace")
+                shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+                warnings.append(f"{shown}: skipped, the name {unusable}")
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_folder = entry.is_dir()  # follows symlinks
@@ -179,7 +202,7 @@ class Folder:
         """Whether a vault-relative path names a note by its name alone: Markdown, no hidden
         part, no ``node_modules`` folder, not excluded (nor any of its folders)."""
         parts = relative.split("/")
-        if not parts[-1].lower().endswith(NOTE_SUFFIXES):
+        if not parts[-1].lower().endswith(NOTE_SUFFIXES) or unusable_name(relative):
             return False
         if any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in parts):
             return False

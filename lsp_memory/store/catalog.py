@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsp_memory.cachefiles import replace_distrusted
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
     doc_id TEXT PRIMARY KEY,
@@ -54,6 +56,12 @@ class VectorCatalog:
         self.path = path
         self.recreated = False
         path.parent.mkdir(parents=True, exist_ok=True)
+        # A FIFO, a symlink or another user's file in its place is deleted: SQLite would
+        # hang on the first or write through the others.
+        self.distrusted = replace_distrusted(
+            *(Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal"))
+        )
+        self.recreated = self.distrusted is not None
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as error:

@@ -11,8 +11,10 @@ reader sees the writer's commits after ``reload()`` and may take the writer over
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 from collections import OrderedDict
@@ -21,10 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsp_memory.cachefiles import Distrusted, check, read_bytes, remove
 from lsp_memory.text import one_line
 
 SCHEMA_VERSION = 4
 META_FILE = "lsp-memory-index.json"
+_MAX_JSON = 64 * 1024 * 1024
+"""The largest JSON file of an index that is read (Tantivy's meta.json, its .managed.json,
+``META_FILE``): one of thousands of segments stays under a few megabytes."""
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
 _WORD = re.compile(r"[\w-]+")
@@ -130,6 +136,7 @@ class FullTextIndex:
         self._writer = writer
         self.rebuilt = rebuilt  # True when this open created it afresh: a full build is due
         self.unwritable: str | None = None  # why this process cannot write it, if not a lock
+        self.distrusted: str | None = None  # why the files found were not read (rebuilt)
         self.copy: Path | None = None  # where it is read from when its folder refused that
         # Answers to the shortest prefixes, for the searcher they came from (see ``prefix``).
         self._generation = 0  # counts reloads: a cached answer is for one generation
@@ -394,10 +401,28 @@ def _hit(doc: Any, score: float, snippet: str) -> TextHit:
 
 def _read_meta(folder: Path) -> dict[str, Any] | None:
     try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(read_bytes(folder / META_FILE, limit=_MAX_JSON))
+    except (OSError, ValueError, RecursionError):
         return None
     return meta if isinstance(meta, dict) else None
+
+
+def _distrusted(folder: Path) -> str | None:
+    """Why the index's files in ``folder`` may not be opened (Tantivy reads them itself):
+    the folder, or a file in it, is a symlink, a FIFO or a device, another user's or
+    writable by others, or one of its JSON files is too large. None when all is well."""
+    try:
+        check_folder = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(check_folder.st_mode) or check_folder.st_uid != os.getuid():
+        return f"{folder} is not a folder of this user's"
+    try:
+        for entry in os.scandir(folder):
+            check(Path(entry.path), limit=_MAX_JSON if entry.name.endswith(".json") else None)
+    except Distrusted as error:
+        return str(error)
+    return None
 
 
 def _write_meta(folder: Path, meta: Mapping[str, Any]) -> None:
@@ -454,7 +479,8 @@ def open_index(folder: Path) -> FullTextIndex:
     """
     from tantivy import Index
 
-    meta = _read_meta(folder)
+    distrusted = _distrusted(folder)
+    meta = None if distrusted else _read_meta(folder)
     if meta is not None and meta.get("schema") == SCHEMA_VERSION:
         try:
             index = Index.open(str(folder))
@@ -469,11 +495,12 @@ def open_index(folder: Path) -> FullTextIndex:
             opened = FullTextIndex(folder, index, writer, rebuilt=False)
             opened.unwritable = refused
             return opened
-    if folder.exists():
-        shutil.rmtree(folder)
+    remove(folder)
     folder.mkdir(parents=True, exist_ok=True)
     index = Index(_schema(), path=str(folder))
     _register(index)
     writer, _refused = _take_writer(index)
     _write_meta(folder, {"schema": SCHEMA_VERSION})
-    return FullTextIndex(folder, index, writer, rebuilt=True)
+    created = FullTextIndex(folder, index, writer, rebuilt=True)
+    created.distrusted = distrusted
+    return created

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from lsp_memory.cachefiles import replace_distrusted
 from lsp_memory.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -374,6 +375,11 @@ class VectorCache:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        distrusted = replace_distrusted(
+            *(Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal"))
+        )
+        if distrusted:
+            self._warn(f"vector cache: {distrusted}; recreated")
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as error:

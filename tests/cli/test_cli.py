@@ -479,3 +479,47 @@ for n in range(8):
     if code:
         raise SystemExit(code)
 """
+
+
+@pytest.mark.parametrize(
+    ("statement", "reason"),
+    [
+        ("\u200b\u2028 ", "a claim needs a statement; the text is empty"),
+        (
+            "I like " + "tea " * 1500,
+            "a claim is one fact of at most 5,000 characters; this text has 6,007 "
+            "(keep a longer text in a note)",
+        ),
+        (
+            "I like \x1b[31mred\x1b[0m tea",
+            "a claim cannot hold the control character U+001B (character 8)",
+        ),
+    ],
+)
+def test_a_statement_that_cannot_be_a_claim_is_refused(
+    run: Run, store_dir: Path, statement: str, reason: str
+) -> None:
+    """A blank-looking, a 10 MB or an escape-sequence statement was stored (and the last
+    printed raw to the terminal by every listing)."""
+    assert run("claim", "add", "I live in Rome").returncode == 0
+    before = snapshot(store_dir)
+    assert one_error_line(run("claim", "add", statement)) == f"lsp-memory: error: {reason}"
+    assert snapshot(store_dir) == before
+
+
+def test_import_reads_a_bom_and_refuses_a_control_character(run: Run, tmp_path: Path) -> None:
+    good = {"kind": "claim", "statement": "I live in Rome", "claim_type": "identity"}
+    bad = {**good, "statement": "I live in \x07Rome"}
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(good).encode() + b"\n")
+    assert run("import", str(path)).returncode == 0, run("import", str(path)).stderr
+    path.write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    failed = run("import", str(path))
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[1:] == [
+        "  line 1: claim: statement: "
+        "a claim cannot hold the control character U+0007 (character 11)"
+    ]
+    assert [c["statement"] for c in json.loads(run("claim", "list", "--json").stdout)] == [
+        "I live in Rome"
+    ]

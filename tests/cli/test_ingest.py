@@ -251,3 +251,67 @@ def test_a_time_beyond_the_calendar_in_utc_is_a_bad_line(run: Run, tmp_path: Pat
         f"  line {n}: timestamp '{p['timestamp']}' falls outside the years 1 to 9999 in UTC"
         for n, p in enumerate(pairs, 1)
     ]
+
+
+def test_raw_line_separators_inside_a_string_and_a_bom_are_read(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """JSON lets U+2028, U+2029 and U+0085 stand raw inside a string; ``ingest`` cut lines
+    there ("not JSON"). A UTF-8 byte-order mark refused the whole file."""
+    pairs = [
+        {"contentSessionId": "s", "userMessage": "I live in Rome.\u2028I work at Acme."},
+        {"contentSessionId": "s", "userMessage": "Noted\u2029and\u0085done"},
+    ]
+    path = tmp_path / "raw.jsonl"
+    text = "\r\n".join(json.dumps(p, ensure_ascii=False) for p in pairs)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    done = run("ingest", str(path))
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(run("conversation", "show", "s", "--json").stdout)
+    assert [m["text"] for m in shown["messages"]] == [p["userMessage"] for p in pairs]
+
+
+def test_a_blank_looking_message_is_a_bad_line(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    pairs = [{"contentSessionId": "b", "userMessage": "\u200b\u2028 \u00a0"}]
+    failed = run("ingest", write(tmp_path, pairs))
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[1:] == [
+        "  line 1: userMessage is missing or not a non-empty string"
+    ]
+    assert json.loads(run("conversation", "list", "--json").stdout) == []
+
+
+def test_control_characters_in_a_message_stay_out_of_its_claims(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    message = "I live in \x1b[31mRome\x1b[0m\x07 and I\x7f work at Acme."
+    done = run("ingest", write(tmp_path, [{"contentSessionId": "c", "userMessage": message}]))
+    assert done.returncode == 0, done.stderr
+    statements = sorted(c["statement"] for c in json.loads(run("claim", "list", "--json").stdout))
+    assert statements == ["I live in [31mRome[0m", "I work at Acme"]
+    shown = json.loads(run("conversation", "show", "c", "--json").stdout)
+    assert shown["messages"][0]["text"] == message  # the message itself as written
+
+
+def test_an_extractor_is_bounded_in_count_and_size(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """An extractor_command turned one "hello" into 501 claims of 20 KB each; more than 20
+    statements, or one longer than a claim may be, is a failed answer: the built-in answers."""
+    many = (
+        "print(json.dumps([{'statement': f'I own car {i}', 'category': 'identity'}"
+        " for i in range(501)]))\n"
+    )
+    huge = "print(json.dumps([{'statement': 'I am ' + 'x' * 20000, 'category': 'identity'}]))\n"
+    assert run("trust", str(tmp_path)).returncode == 0
+    for body, reason in [
+        (many, "501 statements for one message; an extractor may give 20"),
+        (
+            huge,
+            "a claim is one fact of at most 5,000 characters; this text has 20,005 "
+            "(keep a longer text in a note)",
+        ),
+    ]:
+        command = _command(tmp_path, body)
+        pair = {"contentSessionId": "h", "userMessage": f"hello, {len(body)}"}
+        (tmp_path / "lsp-memory.toml").write_text(f"extractor_command = {json.dumps(command)}\n")
+        done = run("ingest", write(tmp_path, [pair]))
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.strip() == (
+            f"lsp-memory: warning: extractor_command failed ({reason}); used the built-in extractor"
+        )
+    assert json.loads(run("claim", "list", "--json").stdout) == []

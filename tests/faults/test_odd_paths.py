@@ -6,6 +6,7 @@ trip all work and give those paths back as they are."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.faults.harness import KB, KB_CLAIMS, Cli, store_file
@@ -78,3 +79,30 @@ def test_odd_paths_work_end_to_end(tmp_path: Path) -> None:
         json.loads(line).get("statement") == "Ich mag Käse aus Gruyères 🧀" for line in lines
     )
     assert not list(exported.parent.glob(".*partial"))
+
+
+def test_names_no_link_can_name_are_skipped_with_one_warning(tmp_path: Path) -> None:
+    """A file whose name is not valid UTF-8 made index, search and build-context exit 70 for
+    the whole vault; a name with a line break completed as a link with a line break. Each is
+    skipped with one warning, and the rest of the vault is indexed."""
+    notes = vault(tmp_path / "vault")
+    (notes / os.fsdecode(b"bad \xff name.md")).write_text("# Bad\n\nZurich secret.\n")
+    folder = notes / os.fsdecode(b"folder \xfe")
+    folder.mkdir()
+    (folder / "inside.md").write_text("# Inside\n\nZurich inside.\n")
+    (notes / "line\nbreak.md").write_text("# Break\n\nZurich break.\n", encoding="utf-8")
+    cli = Cli(tmp_path / "work", store=tmp_path / "store", cache=tmp_path / "cache", vaults=[notes])
+    indexed = cli.ok("index")
+    warnings = [line for line in indexed.stderr.splitlines() if "skipped" in line]
+    assert warnings == [
+        "lsp-memory: warning: bad \\xff name.md: skipped, the name is not valid UTF-8",
+        "lsp-memory: warning: folder \\xfe: skipped, the name is not valid UTF-8",
+        "lsp-memory: warning: line\\nbreak.md: skipped, the name holds a line break or a "
+        "control character",
+    ], indexed.stderr
+    found = cli.json("search", "Zürich café", "--kind", "note")
+    assert [hit["path"] for hit in found] == ["Café Plan.md", "sub dir é/記憶 notes.md"]
+    prompt = tmp_path / "work" / "prompt.md"
+    prompt.write_text("See [[Café Plan]].\n", encoding="utf-8")
+    built = cli.ok("build-context", str(prompt))
+    assert "Open the café in Zürich" in built.stdout

@@ -87,7 +87,7 @@ def test_a_file_modified_just_before_the_save_is_read_again(
     Vault(root, saved=saved).scan()
     # Within the same mtime tick, the file changes again (same size, same mtime).
     write(root, "a.md", "# Frash\n", mtime_ns=now)
-    loaded = SavedScan(saved, str(root.resolve()), ()).load()
+    loaded = SavedScan(saved, str(root.resolve()), ()).load([])
     assert loaded is not None and loaded[1] == {"a.md"}
 
     vault = Vault(root, saved=saved)
@@ -128,7 +128,7 @@ def test_a_broken_saved_scan_is_ignored_and_replaced(
     result = vault.scan()
     assert result.added == ("a.md", "sub/b.md")  # read from disk, as without a saved scan
     assert vault.notes == expected.notes
-    assert SavedScan(saved, str(root.resolve()), ()).load() is not None  # saved afresh
+    assert SavedScan(saved, str(root.resolve()), ()).load([]) is not None  # saved afresh
 
 
 def test_other_excludes_or_another_folder_do_not_use_the_saved_scan(
@@ -136,8 +136,8 @@ def test_other_excludes_or_another_folder_do_not_use_the_saved_scan(
 ) -> None:
     saved = tmp_path / "v.scan"
     Vault(root, saved=saved).scan()
-    assert SavedScan(saved, str(root.resolve()), ("sub",)).load() is None
-    assert SavedScan(saved, str(tmp_path), ()).load() is None
+    assert SavedScan(saved, str(root.resolve()), ("sub",)).load([]) is None
+    assert SavedScan(saved, str(tmp_path), ()).load([]) is None
     excluded = Vault(root, excludes=("sub",), saved=saved)
     assert excluded.scan().added == ("a.md",)
 

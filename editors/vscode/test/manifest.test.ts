@@ -82,9 +82,14 @@ test("the extension's own settings; nothing else", () => {
   expect(Object.keys(properties).filter((key) => !known.has(key))).toEqual([]);
 });
 
-test("an untrusted workspace cannot choose the program or where it serves", () => {
+test("an untrusted workspace cannot choose a program that runs, nor where it serves", () => {
+  // Every setting that names a program (the server's, the classifier's, the review's, the
+  // extractor's, under both names) is one a cloned folder's .vscode/settings.json could use
+  // to run code: VS Code ignores a workspace's value of each until the user trusts it.
+  const programs = Object.keys(properties).filter((key) => /command$/i.test(key));
+  expect(programs).toHaveLength(7);
   expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.sort()).toEqual(
-    ["serverPath", "serverCommand", "folders", "documentSelector"].map((key) => `${SECTION}.${key}`).sort(),
+    [...programs, ...["serverPath", "folders", "documentSelector"].map((key) => `${SECTION}.${key}`)].sort(),
   );
 });
 

@@ -44,9 +44,14 @@ from typing import Any
 from lsp_memory.model import KNOWN_TYPES
 from lsp_memory.services.kernel.command import CommandFailed
 from lsp_memory.services.memory.classify import Classifier
+from lsp_memory.services.memory.interchange import statement_problem
+from lsp_memory.text import blank, without_controls
 
 MIN_WORDS = 2
 MAX_WORDS = 60
+MAX_EXTRACTED = 20
+"""The most statements an ``extractor_command`` may find in one message pair: more is a
+failed answer (the built-in extractor answers instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +74,11 @@ _SLOT = re.compile("\x00(\\d+)\x00")
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
-    """``text`` with its protected spans replaced by numbered marks, and the spans. A NUL
-    in the text itself is dropped first: it is the mark (a message holding one spun
-    ``_restore`` forever, or named a span that was never kept)."""
-    text = text.replace(_MARK, "")
+    """``text`` with its protected spans replaced by numbered marks, and the spans. Control
+    characters in the text itself are dropped first: the NUL is the mark (a message holding
+    one spun ``_restore`` forever, or named a span that was never kept), and no claim may
+    hold one."""
+    text = without_controls(text)
     kept: list[str] = []
 
     def hide(match: re.Match[str]) -> str:
@@ -395,14 +401,22 @@ def answers_to_extracted(answer: Any) -> list[Extracted]:
     claims; anything else is a ``CommandFailed`` saying why in one line."""
     if not isinstance(answer, list) or not all(isinstance(a, dict) for a in answer):
         raise CommandFailed('output is not a JSON list of {"statement", "category"} objects')
+    if len(answer) > MAX_EXTRACTED:
+        raise CommandFailed(
+            f"{len(answer)} statements for one message; an extractor may give {MAX_EXTRACTED}"
+        )
     found = []
     for item in answer:
         statement, category = item.get("statement"), item.get("category")
-        if not isinstance(statement, str) or not statement.strip():
+        if not isinstance(statement, str) or blank(statement):
             raise CommandFailed("an answer without a statement")
         if category not in KNOWN_TYPES:
             raise CommandFailed(f"unknown category {category!r}")
-        found.append(Extracted(" ".join(statement.split()), str(category)))
+        statement = " ".join(without_controls(statement).split())
+        problem = statement_problem(statement)
+        if problem:
+            raise CommandFailed(problem)
+        found.append(Extracted(statement, str(category)))
     return found
 
 

@@ -32,6 +32,7 @@ from lsp_memory.services.kernel.command import CommandFailed, ask
 from lsp_memory.services.kernel.resolver import Resolution, Resolver
 from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
+from lsp_memory.text import blank
 
 log = logging.getLogger(__name__)
 
@@ -104,14 +105,16 @@ def parse_pairs(data: bytes, source: str) -> list[Pair]:
     """The pairs of a JSONL file; ``ImportFailed`` naming every bad line (nothing is
     stored), ``UserError`` for a file that is not UTF-8."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is no data
     except UnicodeDecodeError as error:
         raise UserError(
             f"{source}: not valid UTF-8 (byte {data[error.start]:#04x} at offset {error.start})"
         ) from None
     pairs: list[Pair] = []
     problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at \n (and \r\n) only: U+2028 and the like may stand raw inside a JSON
+    # string, where str.splitlines() would cut it.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -137,7 +140,7 @@ def pair_from(value: Any, line: int = 1) -> Pair:
     if len(conversation) > MAX_SESSION_ID:
         raise ValueError(f"contentSessionId is longer than {MAX_SESSION_ID} characters")
     message = value.get("userMessage")
-    if not isinstance(message, str) or not message.strip():
+    if not isinstance(message, str) or blank(message):
         raise ValueError("userMessage is missing or not a non-empty string")
     answer = value.get("assistantResponse")
     if answer is not None and not isinstance(answer, str):

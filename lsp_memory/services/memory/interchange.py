@@ -20,6 +20,7 @@ from lsp_memory import ids
 from lsp_memory.errors import ImportFailed, UserError
 from lsp_memory.model import (
     ENTITY_FIELD_TYPES,
+    MAX_STATEMENT,
     Claim,
     ClaimStatus,
     Context,
@@ -31,6 +32,7 @@ from lsp_memory.model import (
 from lsp_memory.runtime import collector_paused
 from lsp_memory.services.kernel.claim_form import claim_record, drop_none
 from lsp_memory.store.sqlite import Batch, Store, UserKeys
+from lsp_memory.text import blank, first_control
 
 _Tree = TypeVar("_Tree", Context, Tag)
 
@@ -152,6 +154,25 @@ def _type_name(value: object) -> str:
     }.get(type(value), "a value")
 
 
+def statement_problem(statement: str) -> str | None:
+    """Why ``statement`` cannot be a claim's, or None: blank (white space or zero-width
+    characters only), longer than ``MAX_STATEMENT``, or holding a control character."""
+    if blank(statement):
+        return "a claim needs a statement; the text is empty"
+    if len(statement) > MAX_STATEMENT:
+        return (
+            f"a claim is one fact of at most {MAX_STATEMENT:,} characters; this text has "
+            f"{len(statement):,} (keep a longer text in a note)"
+        )
+    at = first_control(statement)
+    if at is not None:
+        return (
+            f"a claim cannot hold the control character U+{ord(statement[at]):04X} "
+            f"(character {at + 1})"
+        )
+    return None
+
+
 def _read(data: bytes, problems: list[tuple[int, str]]) -> Iterator[_Line]:
     """The file's records; undecodable or malformed lines go to ``problems``."""
     for number, raw in enumerate(data.splitlines(), start=1):
@@ -165,6 +186,8 @@ def _read(data: bytes, problems: list[tuple[int, str]]) -> Iterator[_Line]:
                 )
             )
             continue
+        if number == 1:
+            text = text.removeprefix("\ufeff")  # a byte-order mark, as some editors write
         if not text.strip():
             continue
         try:
@@ -359,6 +382,9 @@ class _Importer:
 
     def claim(self, line: _Line, plan: _UserPlan) -> None:
         statement = line.text("statement", required=True) or ""
+        problem = statement_problem(statement)
+        if problem:
+            raise _Bad(f"statement: {problem}")
         claim_id = line.text("claim_id")
         if claim_id is not None and not _CLAIM_UUID.fullmatch(claim_id):
             raise _Bad(f"claim_id {claim_id!r} must be a UUID (letters, digits and '-')")

@@ -17,7 +17,7 @@ from lsp_memory.errors import UserError
 from lsp_memory.ids import now
 from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context, ContextNode
 from lsp_memory.services.memory.classify import Classifier
-from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.services.memory.interchange import add_record, statement_problem
 from lsp_memory.services.memory.supersede import superseded
 from lsp_memory.services.retrieval.embedding import VectorSide
 from lsp_memory.store.sqlite import Store
@@ -82,8 +82,9 @@ class Records:
         the caller has it (``embed``), for the supersede check."""
         self.last_superseded = []
         self._vector = vector
-        if not statement.strip():
-            raise UserError("a claim needs a statement; the text is empty")
+        problem = statement_problem(statement)
+        if problem:
+            raise UserError(problem)
         if claim_type and claim_type not in KNOWN_TYPES:
             self._check_type(claim_type)
         record: dict[str, Any] = {

@@ -1,0 +1,98 @@
+"""The cache folder is not trusted: a file there is read only when it is a regular file (not
+a FIFO, a device or a symlink), owned by the user and not writable by anyone else, and only
+up to a size. Anything else is ``Distrusted``; the caller ignores the file, rebuilds what it
+held, and warns once.
+
+Why: every file in the cache is derived data (docs/reliability.md, The cache folder), so
+refusing one costs a rebuild, while trusting one could hang a command (a FIFO), exhaust
+memory (a symlink to ``/dev/zero``) or put another user's text into this user's context
+blocks (a file they own, or may write).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["Distrusted", "check", "read_bytes", "remove", "replace_distrusted"]
+
+
+class Distrusted(Exception):
+    """A cache file that may not be read; the message says which and why, in one line."""
+
+
+def _why(path: Path, found: os.stat_result, limit: int | None) -> str | None:
+    if stat.S_ISLNK(found.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(found.st_mode):
+        return "is not a regular file"
+    if found.st_uid != os.getuid():
+        return f"belongs to another user (uid {found.st_uid})"
+    if found.st_mode & stat.S_IWOTH or (
+        found.st_mode & stat.S_IWGRP and found.st_gid != os.getgid()
+    ):
+        return "may be written by other users"
+    if limit is not None and found.st_size > limit:
+        return f"is larger than {limit:,} bytes"
+    return None
+
+
+def check(path: Path, *, limit: int | None = None) -> None:
+    """``Distrusted`` when the file at ``path`` may not be read; nothing when it may or when
+    there is no file there."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return
+    why = _why(path, found, limit)
+    if why:
+        raise Distrusted(f"{path} {why}")
+
+
+def read_bytes(path: Path, *, limit: int) -> bytes:
+    """The bytes of the cache file at ``path``, at most ``limit`` of them; ``Distrusted``
+    when it may not be read, ``OSError`` when it cannot (missing included). The checks are
+    made on the opened file, so it cannot be swapped between check and read."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # the last part is a symbolic link
+            raise Distrusted(f"{path} is a symbolic link") from None
+        raise
+    with os.fdopen(handle, "rb") as file:
+        why = _why(path, os.fstat(handle), limit)
+        if why:
+            raise Distrusted(f"{path} {why}")
+        data = file.read(limit + 1)
+    if len(data) > limit:  # grew since the check
+        raise Distrusted(f"{path} is larger than {limit:,} bytes")
+    return data
+
+
+def remove(path: Path) -> None:
+    """Delete the cache file (or symlink, FIFO, folder) at ``path`` so that it can be
+    written anew; nothing when it is gone already."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            import shutil
+
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def replace_distrusted(*paths: Path) -> str | None:
+    """Delete whichever of ``paths`` may not be read (they are rebuilt by their owner);
+    the first reason, for the one warning, or None when all may be read."""
+    reason = None
+    for path in paths:
+        try:
+            check(path)
+        except Distrusted as error:
+            reason = reason or str(error)
+            remove(path)
+    return reason
