@@ -113,13 +113,14 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
         block = recalled(assembler, app.conversations(), args.conversation, document, **options)
     else:
         block = assembler.build(document, **options)
+    if args.format == "json" and not args.referenced_only:
+        return print_json(block.to_json())  # its warnings are in it
+    warn(app, *block.warnings)  # one line each on stderr: the block goes to stdout whole
     if args.referenced_only:
         lines = referenced_lines(block.markdown)
         if args.format == "json":
             return print_json(lines)
         sys.stdout.write("".join(line + "\n" for line in lines))
         return 0
-    if args.format == "json":
-        return print_json(block.to_json())
     sys.stdout.write(block.markdown)
     return 0

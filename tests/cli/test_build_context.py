@@ -175,3 +175,34 @@ def test_the_demo_prints_its_context_block(run: Run) -> None:
     assert "### [[Project Alpha Kickoff]] [id:projects/alpha-kickoff.md]\n" in out
     assert "### @Alice (Person) [id:alice_person_entity]  ← directly mentioned\n" in out
     assert "@not_a_ref" not in out and "lumen.dev" not in out.split("## Entity context")[0]
+    # Both of the prompt's broken references, on stderr and in the block the LLM reads.
+    assert result.stderr.splitlines() == [
+        "lsp-memory: warning: @no_such_thing: No memory or context found with ID: no_such_thing",
+        "lsp-memory: warning: [[Missing Note]]: Note not found: Missing Note",
+    ]
+    assert "- [NOT FOUND @no_such_thing] No memory or context found with ID: no_such_thing\n" in out
+    assert "- [[Missing Note]]: Warning - Document not found\n" in out
+
+
+def test_markdown_mode_writes_each_warning_on_stderr(run: Run, kb: Path) -> None:
+    """The warnings existed only in --json: a user of the Markdown block never saw them."""
+    result = run("build-context", "-", "--budget", "10", stdin="#4, @nope and [[Nowhere]]")
+    assert result.returncode == 0, result.stderr
+    warned = result.stderr.splitlines()
+    assert all(line.startswith("lsp-memory: warning: ") for line in warned)
+    assert [line for line in warned if "relevance floor" not in line] == [
+        "lsp-memory: warning: @nope: No memory or context found with ID: nope",
+        "lsp-memory: warning: [[Nowhere]]: no vault to look in (set `vaults` in "
+        "lsp-memory.toml or pass --vault DIR)",
+        "lsp-memory: warning: #4: claim #4 is superseded by #1 @leaf_active_a001",
+        "lsp-memory: warning: the referenced claims alone take 40 tokens, over the budget of "
+        "10; nothing else was added",
+    ]
+    referenced = run("build-context", "-", "--referenced-only", stdin="#42 and @nope")
+    assert [line for line in referenced.stderr.splitlines() if "floor" not in line] == [
+        "lsp-memory: warning: @nope: No memory or context found with ID: nope"
+    ]
+    as_json = run("build-context", "-", "--format", "json", stdin="#42 and @nope")
+    assert as_json.stderr == ""
+    warnings = json.loads(as_json.stdout)["warnings"]
+    assert "@nope: No memory or context found with ID: nope" in warnings

@@ -336,16 +336,14 @@ def test_a_budget_so_small_that_only_referenced_claims_survive(app: App) -> None
 def test_note_bodies_are_cut_before_being_dropped(app: App) -> None:
     full = build(app, "[[Project Plan]]", tiers=OFF)
     (note,) = section(full, PINNED_NOTES)
-    cut = build(app, "[[Project Plan]]", tiers=OFF, budget=70)
+    cut = build(app, "[[Project Plan]]", tiers=OFF, budget=118)
     (item,) = section(cut, PINNED_NOTES)
     assert item["truncated"] and item["chars"] < note["chars"]
     assert item["markdown"].endswith("…\n---\n")
-    assert 60 < cut.tokens <= 70
-    # The pinned note comes before the global pin (#42) and the document line.
-    assert [(d["kind"], d["id"]) for d in cut.dropped] == [
-        ("claim", "prefer_morning_a3f2"),
-        ("document", "project-plan.md"),
-    ]
+    assert 100 < cut.tokens <= 118
+    # The global pin (#42) comes before the pinned note, the document line after it.
+    assert "- [GLOBAL PINNED] [preference] I prefer to do deep work" in cut.markdown
+    assert [(d["kind"], d["id"]) for d in cut.dropped] == [("document", "project-plan.md")]
 
 
 def test_token_count_is_the_whole_block(app: App) -> None:

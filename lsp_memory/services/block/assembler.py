@@ -12,7 +12,7 @@ from lsp_memory.config import TierSettings
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import Note, RefKind
 from lsp_memory.services.block.budget import fit
-from lsp_memory.services.block.claims import add_labelled, add_referenced
+from lsp_memory.services.block.claims import add_labelled, add_not_found, add_referenced
 from lsp_memory.services.block.entities import add_entities
 from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
 from lsp_memory.services.block.pieces import Build, ContextBlock
@@ -85,6 +85,7 @@ class Assembler:
             if resolution.error is not None:
                 build.warn(f"{resolution.ref}: {resolution.error}")
         add_referenced(build, resolutions, store=store, user=user)
+        add_not_found(build, resolutions)
         for resolution in attached:
             add_labelled(
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user

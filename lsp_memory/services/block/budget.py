@@ -3,10 +3,10 @@ kept, which notes are
 cut, which pieces are dropped, and the block and its JSON that result.
 
 Budget: tokens of o200k_base over the whole Markdown block. Items are taken in the filling
-priority of docs/reference.md, The context block: referenced claims (always, even over budget: then
-``over_budget`` and a
-warning), pinned notes, directly mentioned entities, attached and pinned claims, deeper
-entities, entity-linked notes, automatic memories, referenced-documents lines. An item that
+priority of docs/reference.md, The budget: referenced claims (always, even over budget: then
+``over_budget`` and a warning) and the lines of references that name nothing, attached and
+pinned claims, pinned notes, directly mentioned entities, deeper entities, entity-linked
+notes, automatic memories, referenced-documents lines. An item that
 does not fit is dropped (listed in ``dropped``), except a note, whose body is first cut to
 what fits (when at least 24 tokens of it do); a later, smaller item may still fit after a
 larger one was dropped, and an entity-linked note goes with its entity. Pieces are counted
@@ -187,7 +187,7 @@ def _dropped(piece: Piece, reason: str, tokens: int) -> dict[str, Any]:
     if piece.kind == "claim":
         entry["id"] = data["friendly_id"]
         entry["label"] = data["label"]
-    elif piece.kind in ("note", "document"):
+    elif piece.kind in ("note", "document", "unresolved"):
         entry["id"] = data.get("path") or data.get("ref")
     else:
         entry["id"] = data["friendly_id"]

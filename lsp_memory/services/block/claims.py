@@ -67,6 +67,33 @@ def add_referenced(
         )
 
 
+def add_not_found(build: Build, resolutions: Sequence[Resolution]) -> None:
+    """A ``[NOT FOUND …]`` line for each distinct reference (not a note link) that names
+    nothing, after the referenced claims: the LLM reads that it was not given what the user
+    pointed at, and the line outlasts every automatic memory in the budget."""
+    seen: set[str] = set()
+    for resolution in resolutions:
+        if resolution.error is None or resolution.kind == "note":
+            continue
+        reference = resolution.reference
+        if reference is not None and reference.kind is RefKind.NOTE:
+            continue  # said among the referenced documents
+        written = reference.text if reference is not None else resolution.ref
+        if written in seen:
+            continue
+        seen.add(written)
+        build.add(
+            Piece(
+                MEMORY,
+                P_REFERENCED,
+                "unresolved",
+                f"unresolved:{written}",
+                f"- [NOT FOUND {written}] {fold(resolution.error)}\n",
+                {"kind": "unresolved", "ref": written, "error": resolution.error},
+            )
+        )
+
+
 def add_labelled(
     build: Build,
     label: str,

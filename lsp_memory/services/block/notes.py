@@ -15,6 +15,7 @@ from lsp_memory.services.block.pieces import (
     DOCUMENTS,
     P_DOCUMENT,
     P_PINNED_NOTE,
+    P_REFERENCED,
     PINNED_NOTES,
     Build,
     Piece,
@@ -236,4 +237,6 @@ def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
         if key in seen:
             continue
         seen.add(key)
-        build.add(Piece(DOCUMENTS, P_DOCUMENT, "document", key, line, data))
+        # A link to nothing is kept as long as a referenced claim is: the LLM must know.
+        priority = P_DOCUMENT if note is not None else P_REFERENCED
+        build.add(Piece(DOCUMENTS, priority, "document", key, line, data))

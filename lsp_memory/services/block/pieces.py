@@ -44,11 +44,14 @@ HEADERS: Mapping[str, str] = {
 }
 BLOCK_SECTIONS = frozenset({PINNED_NOTES, ENTITIES, ENTITY_NOTES})  # items apart by a blank
 
-# Filling priorities (docs/reference.md, The context block), lowest first.
-P_REFERENCED = 1
-P_PINNED_NOTE = 2
-P_ENTITY = 3
-P_LABELLED = 4  # attached, global pinned, conversation pinned
+# Filling priorities (docs/reference.md, The budget), lowest first. What the user asked for
+# comes before what was found for them: the referenced claims and the references that name
+# nothing (an LLM must know what it was not given), then the claims the user attached or
+# pinned, then pinned notes and entities, then automatic memories.
+P_REFERENCED = 1  # referenced claims; "not found" lines of references and links
+P_LABELLED = 2  # attached, global pinned, conversation pinned
+P_PINNED_NOTE = 3
+P_ENTITY = 4
 P_DEEP_ENTITY = 5
 P_ENTITY_NOTE = 6
 P_AUTO = 7
@@ -118,11 +121,17 @@ class Piece:
     tail: str = ""
 
 
+def in_referenced_group(piece: Piece) -> bool:
+    """Whether a User memory piece goes under the referenced group's header: a referenced
+    claim, or a reference that names nothing (``[NOT FOUND …]``)."""
+    return piece.referenced or piece.kind == "unresolved"
+
+
 def group(piece: Piece) -> tuple[str, ...]:
     """The headers a piece needs: its section's, and in User memory its group's."""
     if piece.section != MEMORY:
         return (piece.section,)
-    return (MEMORY, "referenced" if piece.referenced else "other")
+    return (MEMORY, "referenced" if in_referenced_group(piece) else "other")
 
 
 GROUP_TEXT: Mapping[str, str] = {
@@ -145,8 +154,8 @@ def render(pieces: Iterable[Piece]) -> str:
             continue
         text = HEADERS[name]
         if name == MEMORY:
-            referenced = [p.text for p in items if p.referenced]
-            other = [p.text for p in items if not p.referenced]
+            referenced = [p.text for p in items if in_referenced_group(p)]
+            other = [p.text for p in items if not in_referenced_group(p)]
             if referenced:
                 text += REFERENCED_HEAD + "".join(referenced)
             if referenced and other:
