@@ -70,6 +70,9 @@ def meaningful_words(text: str) -> list[str]:
     return chosen
 
 
+_CLAIM_NUMBER_ID = re.compile(r"claim_[0-9]+")
+
+
 def friendly_id(
     text: str,
     taken: Container[str] = (),
@@ -80,13 +83,13 @@ def friendly_id(
     """A friendly id for ``text``: 1–3 meaningful words, ``_``-joined, a 4-hex suffix.
 
     ``prefer_morning_a3f2`` for "I prefer morning meetings". Never one in ``taken``, never
-    longer than 60 characters.
+    longer than 60 characters, never ``claim_<digits>`` (``@claim_1234`` names claim 1234).
     """
     base = "_".join(meaningful_words(text)) or fallback
     base = base[: MAX_FRIENDLY_ID - 5].rstrip("_")
     while True:
         candidate = f"{base}_{suffix()}"
-        if candidate not in taken:
+        if candidate not in taken and not _CLAIM_NUMBER_ID.fullmatch(candidate):
             return candidate
 
 

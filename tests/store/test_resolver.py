@@ -88,10 +88,19 @@ def test_claim_friendly_id_beats_context_name(kb: Store) -> None:
     assert numbers(kb, "@root_claim_a009") == ("claim", [9])
 
 
-def test_claim_number_form_never_falls_through(kb: Store) -> None:
+def test_claim_n_falls_through_to_a_friendly_id_when_no_claim_has_that_number(
+    kb: Store,
+) -> None:
+    """``@claim_77`` named nothing although an imported context is called claim_77; ``#77``
+    still names only a number, and a claim with the number comes first."""
     add_record(kb, {"kind": "context", "name": "Claim 77", "friendly_id": "claim_77"}, user=USER)
-    found = Resolver(kb, USER).resolve(parse_argument("@claim_77"))
-    assert found.error == "No memory or context found with ID: claim_77"
+    add_record(kb, {"kind": "context", "name": "Claim 9", "friendly_id": "claim_9"}, user=USER)
+    resolver = Resolver(kb, USER)
+    found = resolver.resolve(parse_argument("@claim_77"))
+    assert (found.kind, found.id, found.error) == ("context", "claim_77", None)
+    hashed = resolver.resolve(parse_argument("#77"))
+    assert hashed.error == "No memory or context found with ID: claim_77"
+    assert numbers(kb, "@claim_9") == ("claim", [9])
 
 
 def test_context_friendly_id_beats_entity_and_tag(kb: Store) -> None:

@@ -57,6 +57,13 @@ def test_friendly_id_shape_for_any_text(text: str) -> None:
     assert ids.FRIENDLY_ID.fullmatch(fid)
 
 
+def test_a_generated_id_is_never_a_claim_number_form() -> None:
+    """A statement with no usable word got ``claim_<4 hex>``, and when the four were digits
+    (``claim_1234``) ``@claim_1234`` named claim number 1234 instead."""
+    suffixes = iter(["1234", "0042", "a1b2"])
+    assert ids.friendly_id("!!!", suffix=lambda: next(suffixes)) == "claim_a1b2"
+
+
 def test_long_words_stay_within_sixty_characters() -> None:
     fid = ids.friendly_id("x" * 100 + " " + "y" * 100 + " " + "z" * 100)
     assert len(fid) <= 60

@@ -60,6 +60,10 @@ def add_entities(
             queue.append((found, 0, None))
     linked: list[tuple[Note, str]] = []  # entity-linked notes and their entity's key
     linked_keys: set[str] = set()
+    # Every field that reaches an entity, in the order found (headings are written once the
+    # walk is over, so a referrer found after the entity was shown is named too).
+    referrers: dict[str, list[str]] = {}
+    shown_entities: list[tuple[Entity, int, str | None, list[str], dict[str, str]]] = []
     while queue:
         current, depth, via = queue.popleft()
         kind = types.get(current.type)
@@ -78,9 +82,15 @@ def add_entities(
                 for target_id in _entity_ids(value):
                     target = entity(target_id)
                     parts.append(_entity_handle(target, target_id))
-                    if target is not None and target_id not in visited:
+                    if target is None:
+                        continue
+                    referrer = f"@{current.name}.{name}"
+                    found_by = referrers.setdefault(target_id, [])
+                    if referrer not in found_by:
+                        found_by.append(referrer)
+                    if target_id not in visited:
                         visited.add(target_id)
-                        queue.append((target, depth + 1, f"@{current.name}.{name}"))
+                        queue.append((target, depth + 1, referrer))
                 rendered = ", ".join(parts)
             elif field_type == "note_ref":
                 parts = []
@@ -101,7 +111,10 @@ def add_entities(
             if rendered:
                 lines.append(f"  {name}: {rendered}\n")
                 shown[name] = rendered
-        where = "directly mentioned" if via is None else f"referenced via {via}"
+        shown_entities.append((current, depth, via, lines, shown))
+    for current, depth, via, lines, shown in shown_entities:
+        found_by = [] if via is None else referrers.get(current.friendly_id, [via])
+        where = "directly mentioned" if via is None else f"referenced via {', '.join(found_by)}"
         deleted = " (deleted)" if current.trashed else ""
         further = f" {NOT_EXPANDED}" if depth >= MAX_ENTITY_DEPTH else ""
         heading = (
@@ -123,6 +136,7 @@ def add_entities(
                     "trashed": current.trashed,
                     "depth": depth,
                     "via": via,
+                    "referrers": found_by,
                     "fields": shown,
                 },
             )

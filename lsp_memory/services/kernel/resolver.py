@@ -99,12 +99,13 @@ class Resolver:
             digits = reference.target.removeprefix("claim_")
             return not_found(text, one_line(f"claim_{digits}", 60))
         if number is not None:
-            # `#N` and `@claim_N` resolve by number only (steps 1 and the last rule of
-            # docs/reference.md, Resolution).
+            # `#N` resolves by number only; `@claim_N` by number first, then as any other
+            # `@id` (an imported record may be called claim_N): docs/reference.md, Resolution.
             claim = store.claim_by_number(user, number)
-            if claim is None:
+            if claim is not None:
+                return Resolution(text, "claim", claim.friendly_id, (claim,))
+            if reference.kind is not RefKind.ID:
                 return not_found(text, f"claim_{number}")
-            return Resolution(text, "claim", claim.friendly_id, (claim,))
         target = reference.target
         claim = store.claim_by_friendly_id(user, target)
         if claim is not None:
