@@ -315,3 +315,16 @@ def test_an_extractor_is_bounded_in_count_and_size(run: Run, tmp_path: Path) -> 
             f"lsp-memory: warning: extractor_command failed ({reason}); used the built-in extractor"
         )
     assert json.loads(run("claim", "list", "--json").stdout) == []
+
+
+def test_two_links_to_one_note_are_one_reference(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """``[[Plan]]`` and ``[[plan]]`` name one file; the message listed it twice."""
+    notes = vault(tmp_path)
+    pairs = [{"contentSessionId": "d", "userMessage": "See [[Plan]], [[plan]] and [[Gone]]."}]
+    assert run("--vault", notes, "ingest", write(tmp_path, pairs)).returncode == 0
+    shown = json.loads(run("--vault", notes, "conversation", "show", "d", "--json").stdout)
+    references = shown["messages"][0]["references"]
+    assert [(r["label"], r["kind"]) for r in references] == [
+        ("[[Plan]]", "note"),
+        ("[[Gone]]", "unresolved"),
+    ]

@@ -318,9 +318,12 @@ class Ingester:
             if not tokens:
                 continue
             resolver = resolver or self.resolver()
+            named = found.setdefault(episode.key, [])
             for reference in tokens:
                 kind, target = ref_target(resolver.resolve(reference, members=False))
-                found.setdefault(episode.key, []).append((kind, target, reference.text))
+                # Two links to one note ([[Alice Profile]], [[alice]]) are one reference.
+                if kind == "unresolved" or all((k, t) != (kind, target) for k, t, _ in named):
+                    named.append((kind, target, reference.text))
         return found
 
 
