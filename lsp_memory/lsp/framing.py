@@ -4,13 +4,13 @@ pygls's own loop skips any header line it does not recognise and waits for a
 ``Content-Length`` forever: after ``Content-Length: abc``, a message without the header, or a
 length shorter than the body, every later request waited in silence. Here a broken header
 ends the connection with one line on stderr (the editor sees the server exit and restarts
-it); a body that is not JSON is still answered and the stream goes on.
+it); a body that is not JSON is still answered and the stream goes on (read by
+``lsp_memory.jsonrpc``, as the MCP server reads its lines).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from lsp_memory.jsonrpc import MAX_ERROR_MESSAGE, Unreadable, read_object
 from lsp_memory.lsp import internals
 
 MAX_BODY = 256 * 1024 * 1024
@@ -89,12 +90,9 @@ async def serve_stream(
         if body is None:
             return None
         try:
-            data = json.loads(_without_lone_surrogates(body))
-        except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, too deep or long
-            answer(protocol, None, -32700, f"Parse error: {type(error).__name__}: {error}")
-            continue
-        if not isinstance(data, dict):
-            answer(protocol, None, -32600, "Invalid Request: a message is a JSON object")
+            data = read_object(body)
+        except Unreadable as error:
+            answer(protocol, None, error.code, error.message)
             continue
         try:
             # Only the message itself is a message: an object in its params with a
@@ -109,23 +107,5 @@ async def serve_stream(
 def answer(protocol: JsonRPCProtocol, request_id: Any, code: int, message: str) -> None:
     """An error response, ``"id": null`` included when the id could not be read (pygls drops
     null members, and a response without an id is no response to a client)."""
-    error = {"code": code, "message": message[:500]}
+    error = {"code": code, "message": message[:MAX_ERROR_MESSAGE]}
     internals.send_raw(protocol, {"jsonrpc": "2.0", "id": request_id, "error": error})
-
-
-_HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
-_LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-_LONE = re.compile(
-    rb"(?<!\\)((?:\\\\)*)"  # an even number of backslashes before: the next one escapes
-    rb"(" + _HIGH + rb"(?!" + _LOW + rb")|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})" + _LOW + rb")"
-)
-
-
-def _without_lone_surrogates(body: bytes) -> bytes:
-    """``body`` with each escaped lone surrogate (a high or low surrogate escape without its
-    pair: valid JSON, and a UTF-16 editor can hold one after a bad paste) read as U+FFFD:
-    such a string cannot be encoded, and SQLite, Tantivy and the tokenizer each failed on
-    it."""
-    if b"\\u" not in body and b"\\U" not in body:
-        return body
-    return _LONE.sub(lambda m: m.group(1) + b"\\ufffd", body)

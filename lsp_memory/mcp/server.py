@@ -12,25 +12,38 @@
 - ``resolve(refs)``: what references name, like ``resolve --json``.
 
 A bad argument (a wrong type, an unknown ``search_type``, a reference that names nothing, a
-conversation of no one's) is a tool error with one line; nothing is printed on stdout but the
-protocol. Tool calls run one at a time on one thread: they share the process's ``App``.
+conversation of no one's, a text longer than ``MAX_TEXT``) is a tool error with one line;
+nothing is printed on stdout but the protocol, and a line that is no message gets a JSON-RPC
+error (``mcp/stdio.py``, which also bounds a message to 4 MiB).
+
+Where each call runs (``Lanes``): writes one at a time on one thread, reads beside them, so a
+slow write (a classifier or extractor command, a search's refresh embedding 256 records)
+never holds a ``resolve`` or a ``build_context``; ``search_memory`` first brings the index up
+to date on the writer's thread, so it waits for a write under way (it sees what was written
+before it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import reprlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, Literal
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic import Field, ValidationError
 
 from lsp_memory.app import App
 from lsp_memory.errors import UserError
-from lsp_memory.model import doc_key
-from lsp_memory.services.conversations.ingest import pair_from
+from lsp_memory.mcp.stdio import stdio_streams
+from lsp_memory.model import MAX_STATEMENT, doc_key
+from lsp_memory.services.conversations.ingest import MAX_MESSAGE, MAX_SESSION_ID, pair_from
 from lsp_memory.services.conversations.recall import recalled
 from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
@@ -39,33 +52,138 @@ SEARCH_TYPES = {"facts": "claim", "episodes": "episode", "notes": "note", "all":
 """``search_type`` in the words agents use, each a search scope (``search.SCOPES``)."""
 MIN_CONFIDENCE = 0.3
 """search_memory leaves out claims at or below this confidence (seed 001's mode B)."""
+MAX_TEXT = MAX_MESSAGE
+"""Characters a text argument may have (a statement, a query, a prompt, a message): as many
+as a message ingest takes. A longer one is a tool error: a 10 MB string held every other
+call for 6–30 s."""
+MAX_NAME = MAX_SESSION_ID
+"""Characters a name argument may have (a conversation's id, a category, a context, a
+source, a channel, a timestamp)."""
+MAX_REF, MAX_REFS, MAX_CONTEXTS = 1_000, 100, 20
+"""Characters of a reference; references ``resolve`` takes at once; contexts of a claim."""
+READERS = 2
+"""Threads answering reads beside the writer's."""
+
+_PROBLEMS = 3  # argument problems told in a tool error; the rest are counted
+_MAX_ERROR = 500  # characters of an error's text
+_shown = reprlib.Repr()  # a value quoted in an error: short, however long or deep it is
+_shown.maxstring = _shown.maxother = 60
+_shown.maxlevel, _shown.maxlist, _shown.maxdict = 2, 4, 4
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Lanes:
+    """Where the tools' work runs. Writes — ``remember``, ``ingest_messages``, a call given a
+    conversation's id (its references are written) and ``search_memory``'s index refresh —
+    one at a time on one thread: the App opens the embedding queue's SQLite connection for
+    the thread that first asks, and they all use it. Reads — ``resolve``, ``build_context``,
+    ``search_memory``'s search — on ``READERS`` threads of their own (each with its own store
+    connection), once the writer has opened what they share and would otherwise open
+    themselves: the vaults' scan, the full-text index, the model and the vector index (safe
+    to read from several threads: the language server does). Until then, or when that
+    failed, reads run on the writer too."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="lsp-memory-mcp-write")
+        self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="lsp-memory-mcp-read")
+        self._opened: Future[bool] | None = None
+
+    async def write(self, work: Callable[[], T]) -> T:
+        self._open()
+        return await asyncio.get_running_loop().run_in_executor(self._writer, work)
+
+    async def read(self, work: Callable[[], T]) -> T:
+        opened = await asyncio.wrap_future(self._open())
+        lane = self._readers if opened else self._writer
+        return await asyncio.get_running_loop().run_in_executor(lane, work)
+
+    def close(self) -> None:
+        """Let the calls under way end (before the App closes their connections)."""
+        self._readers.shutdown(cancel_futures=True)
+        self._writer.shutdown(cancel_futures=True)
+
+    def _open(self) -> Future[bool]:
+        if self._opened is None:  # only the event loop's thread comes here
+            self._opened = self._writer.submit(self._open_shared)
+        return self._opened
+
+    def _open_shared(self) -> bool:
+        try:
+            self._app.snapshot()
+            self._app.hybrid_search()
+        except Exception:  # the first tool that needs it meets the error again and says it
+            logger.debug("reads stay on the writer's thread", exc_info=True)
+            return False
+        return True
 
 
 class _Server(MCPServer):
-    """The SDK's server, with argument errors as one line each ("search_type: Input should
-    be 'facts', …, not 'everything'") instead of pydantic's multi-line report."""
+    """The SDK's server on ``mcp/stdio.py``'s transport, with each tool error on one short
+    line: argument errors as "search_type: Input should be 'facts', …, not 'everything'"
+    instead of pydantic's multi-line report, values quoted short."""
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_streams() as (read_stream, write_stream):
+            # The SDK's own run_stdio_async does this over its stdio_server.
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        # The SDK turns every failure (an unknown prompt: this server has none) into a
+        # ValueError, which went out as error code 0 with a traceback on stderr.
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as error:
+            raise MCPError(INVALID_PARAMS, _one_line(str(error))) from None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
             cause = error.__cause__
-            if not isinstance(cause, ValidationError):
+            if isinstance(cause, ValidationError):
+                problems = cause.errors(include_url=False)
+                told = [_problem(problem) for problem in problems[:_PROBLEMS]]
+                if len(problems) > _PROBLEMS:
+                    told.append(f"{len(problems) - _PROBLEMS:,} more problems")
+                raise ToolError(f"Error executing tool {name}: {'; '.join(told)}") from None
+            text = str(error)
+            if text == _one_line(text):
                 raise
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in problem['loc']) or 'arguments'}: "
-                f"{problem['msg']}"
-                + ("" if problem["type"] == "missing" else f", not {problem['input']!r}")
-                for problem in cause.errors()
-            )
-            raise ToolError(f"Error executing tool {name}: {problems}") from None
+            # An unknown tool's name, say, is quoted whole by the SDK.
+            raise ToolError(_one_line(text)) from error
 
 
-def build(app: App) -> MCPServer:
-    """The server over ``app``'s store and user."""
-    # Every tool runs on this one thread: the App's SQLite connections (the store, the
-    # vector queue and cache) belong to the thread that opened them.
-    worker = ThreadPoolExecutor(1, thread_name_prefix="lsp-memory-mcp")
+def _one_line(text: str) -> str:
+    """``text`` on one line of at most ``_MAX_ERROR`` characters."""
+    line = " ".join(text.splitlines())
+    return line if len(line) <= _MAX_ERROR else f"{line[: _MAX_ERROR - 1]}…"
+
+
+def _problem(problem: Any) -> str:
+    """One argument problem of pydantic's, on one short line."""
+    where = ".".join(
+        _shown.repr(part) if isinstance(part, str) and len(part) > 60 else str(part)
+        for part in problem["loc"]
+    )
+    said = f"{where or 'arguments'}: {problem['msg']}"
+    if problem["type"] == "missing":
+        return said
+    value = problem["input"]
+    size = f" ({len(value):,} characters)" if isinstance(value, str) and len(value) > 60 else ""
+    return f"{said}, not {_shown.repr(value)}{size}"
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT)]
+Name = Annotated[str, Field(max_length=MAX_NAME)]
+
+
+def build(app: App, lanes: Lanes) -> MCPServer:
+    """The server over ``app``'s store and user, its calls run in ``lanes``."""
     server = _Server(
         "lsp-memory",
         instructions=(
@@ -75,19 +193,27 @@ def build(app: App) -> MCPServer:
         ),
     )
 
-    async def call(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    async def write(work: Callable[[], T]) -> T:
         try:
-            return await asyncio.get_running_loop().run_in_executor(worker, work)
+            return await lanes.write(work)
+        except UserError as error:
+            raise ToolError(str(error)) from None
+
+    async def read(work: Callable[[], T]) -> T:
+        try:
+            return await lanes.read(work)
         except UserError as error:
             raise ToolError(str(error)) from None
 
     @server.tool()
     async def search_memory(
-        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        query: Annotated[
+            str, Field(min_length=1, max_length=MAX_TEXT, description="what to look for")
+        ],
         search_type: Literal["facts", "episodes", "notes", "all"] = "all",
         limit: Annotated[int, Field(ge=1, le=50)] = 5,
         session_id: Annotated[
-            str | None,
+            Name | None,
             Field(description="the conversation this search serves: its results are recorded"),
         ] = None,
     ) -> dict[str, Any]:
@@ -96,11 +222,7 @@ def build(app: App) -> MCPServer:
         the conversation's id (``session_id``), the results are kept as that conversation's
         references."""
 
-        def found() -> dict[str, Any]:
-            conversations = app.conversations()
-            if session_id:
-                conversations.recall(session_id)  # an unknown one is an error before searching
-            app.refresh_indexes()
+        def searched() -> list[dict[str, Any]]:
             records = app.search_records(
                 query,
                 kinds=SCOPES[SEARCH_TYPES[search_type]],
@@ -110,21 +232,33 @@ def build(app: App) -> MCPServer:
             )
             # The store's confidence, not the index's: consolidation re-indexes a claim only
             # when its confidence crosses a threshold.
-            shown = [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
-            if session_id:
-                conversations.given(
-                    session_id,
-                    [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown],
-                )
+            return [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
+
+        def given(conversation: str) -> dict[str, Any]:
+            conversations = app.conversations()
+            conversations.recall(conversation)  # an unknown one is an error before searching
+            app.refresh_indexes()
+            shown = searched()
+            conversations.given(
+                conversation,
+                [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown],
+            )
             return {"results": shown}
 
-        return await call(found)
+        if session_id:
+            return await write(partial(given, session_id))
+        # Brought up to date by the writer (a search sees the writes before it), then read.
+        await write(app.refresh_indexes)
+        return {"results": await read(searched)}
 
     @server.tool()
     async def remember(
-        statement: Annotated[str, Field(min_length=1, description="one fact about the user")],
-        category: str | None = None,
-        contexts: list[str] | None = None,
+        statement: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_STATEMENT, description="one fact about the user"),
+        ],
+        category: Name | None = None,
+        contexts: Annotated[list[Name] | None, Field(max_length=MAX_CONTEXTS)] = None,
     ) -> dict[str, Any]:
         """Remember one statement about the user as a claim; its category is chosen when
         not given, and older claims it replaces are superseded."""
@@ -140,17 +274,17 @@ def build(app: App) -> MCPServer:
                 "supersedes": [f"#{old.number}" for old in records.last_superseded],
             }
 
-        return await call(added)
+        return await write(added)
 
     @server.tool()
     async def ingest_messages(
-        session_id: Annotated[str, Field(min_length=1)],
-        user_message: Annotated[str, Field(min_length=1)],
+        session_id: Annotated[str, Field(min_length=1, max_length=MAX_NAME)],
+        user_message: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)],
         *,
-        assistant_response: str | None = None,
-        source: str | None = None,
-        channel: str | None = None,
-        timestamp: str | None = None,
+        assistant_response: Text | None = None,
+        source: Name | None = None,
+        channel: Name | None = None,
+        timestamp: Name | None = None,
     ) -> dict[str, Any]:
         """Store one exchange of a conversation and remember what the user said about
         themselves."""
@@ -173,13 +307,13 @@ def build(app: App) -> MCPServer:
             del result["line"]
             return result
 
-        return await call(stored)
+        return await write(stored)
 
     @server.tool()
     async def build_context(
-        text: str,
+        text: Text,
         budget: Annotated[int | None, Field(ge=1)] = None,
-        session_id: str | None = None,
+        session_id: Name | None = None,
     ) -> dict[str, Any]:
         """The token-budgeted context block for a prompt: the memories and notes it
         references, then the most relevant others (with a conversation: its last turns and
@@ -193,10 +327,16 @@ def build(app: App) -> MCPServer:
                 built = assembler.build(text, budget=budget)
             return built.to_json()
 
-        return await call(block)
+        # With a conversation, what the block shows is written as its references.
+        return await (write(block) if session_id else read(block))
 
     @server.tool()
-    async def resolve(refs: Annotated[list[str], Field(min_length=1)]) -> dict[str, Any]:
+    async def resolve(
+        refs: Annotated[
+            list[Annotated[str, Field(max_length=MAX_REF)]],
+            Field(min_length=1, max_length=MAX_REFS),
+        ],
+    ) -> dict[str, Any]:
         """What references name: #42, @friendly_id, @context, [[Note]]."""
 
         def resolved() -> dict[str, Any]:
@@ -204,11 +344,15 @@ def build(app: App) -> MCPServer:
             found = [resolver.resolve(parse_argument(ref)) for ref in refs]
             return {"results": [resolution_record(r) for r in found]}
 
-        return await call(resolved)
+        return await read(resolved)
 
     return server
 
 
 def serve(app: App) -> None:
     """Serve ``app``'s memory over stdio until the client goes away."""
-    build(app).run("stdio")
+    lanes = Lanes(app)
+    try:
+        build(app, lanes).run("stdio")
+    finally:
+        lanes.close()

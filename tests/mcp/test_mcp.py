@@ -1,19 +1,27 @@
 """``lsp-memory mcp`` driven by the official SDK's client over stdio: the five tools and
-their schemas, answers as structured content, the store they write, and bad arguments as
-tool errors with one line while the server keeps serving."""
+their schemas, answers as structured content, the store they write, bad arguments (and
+arguments beyond the limits) as tool errors with one line while the server keeps serving,
+and reads answered while a slow write runs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from lsp_memory.mcp.server import MAX_REF, MAX_REFS, MAX_TEXT
 
 ROOT = Path(__file__).parents[2]
 
@@ -76,6 +84,7 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
     }
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]
+    assert search["properties"]["query"]["maxLength"] == MAX_TEXT  # the limit, told to agents
     assert search["properties"]["search_type"]["enum"] == ["facts", "episodes", "notes", "all"]
     assert tools["remember"].output_schema is not None
 
@@ -134,13 +143,14 @@ async def _remember_ingest_search_resolve_and_build(
     )
     assert again["duplicate"] is True and again["claims"] == []
 
-    facts = await call(
-        session, "search_memory", query="where does the user live", search_type="facts"
-    )
+    facts = await call(session, "search_memory", query="where did I move", search_type="facts")
     assert [r["title"] for r in facts["results"]] == ["I moved to Berlin last month"]
     episodes = await call(session, "search_memory", query="Berlin", search_type="episodes")
     assert episodes["results"][0]["kind"] == "episode"
-    given = await call(session, "search_memory", query="Berlin", session_id="trip", limit=3)
+    # Near-duplicates once: "all" would give the claim and leave out its episode.
+    given = await call(
+        session, "search_memory", query="Berlin", search_type="episodes", session_id="trip"
+    )
     assert given["results"]
     results: list[dict[str, Any]] = given["results"]
 
@@ -207,3 +217,87 @@ async def test_no_tool_shows_another_users_records(tmp_path: Path) -> None:
     assert "PostgreSQL 16" in text  # ann's own #1
     for theirs in mallorys:
         assert theirs not in text, (theirs, text[:2000])
+
+
+async def test_arguments_beyond_the_limits_are_refused_at_once(tmp_path: Path) -> None:
+    """A text argument over ``MAX_TEXT`` characters, a reference over ``MAX_REF``, more than
+    ``MAX_REFS`` references: a tool error of one short line; a call of 10 MB (over the
+    4 MiB a message may have): an InvalidRequest error at once. Each of them held every
+    other call for seconds before (6–30 s for 10 MB)."""
+    async with connected(tmp_path) as session:
+        long_query = await error(session, "search_memory", query="x" * (MAX_TEXT + 1))
+        assert long_query.startswith(
+            f"Error executing tool search_memory: query: String should have at most {MAX_TEXT} "
+            "characters, not 'xxx"
+        ), long_query
+        assert long_query.endswith(f" ({MAX_TEXT + 1:,} characters)") and len(long_query) < 300
+        long_ref = await error(session, "resolve", refs=["#1", "@" + "a" * MAX_REF])
+        assert "refs.1: String should have at most" in long_ref, long_ref
+        many = await error(session, "resolve", refs=["#1"] * (MAX_REFS + 1))
+        assert f"refs: List should have at most {MAX_REFS} items" in many, many
+        text = await error(session, "build_context", text="😀" * (MAX_TEXT + 1))
+        assert "text: String should have at most" in text and "\n" not in text, text
+        started = time.perf_counter()
+        with pytest.raises(MCPError) as refused:
+            await session.call_tool("remember", {"statement": "x" * 10_000_000})
+        took = time.perf_counter() - started
+        assert refused.value.error.code == -32600, refused.value.error
+        assert "4 MiB" in refused.value.error.message, refused.value.error
+        assert took < 3.0, took
+        # Still serving.
+        assert (await call(session, "remember", statement="I like tea"))["claim"] == "#1"
+
+
+SLOW = 5.0  # seconds the classifier command of the next test takes
+
+
+async def test_a_slow_write_holds_no_read(tmp_path: Path) -> None:
+    """While a ``remember`` waits for a slow ``classifier_command`` (the user's own setting:
+    a program may take its time), ``resolve`` and ``build_context`` answer at once (they
+    waited for it: tool calls ran one at a time)."""
+    settings = tmp_path / "config" / "lsp-memory"
+    settings.mkdir(parents=True)
+    sleeper = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep({SLOW})'"
+    (settings / "lsp-memory.toml").write_text(
+        f"classifier_command = {json.dumps(sleeper)}\nclassifier_timeout_s = 20\n", "utf-8"
+    )
+    async with connected(tmp_path) as session:
+        # Given a category, no classifier runs; the first calls open the model and indexes.
+        await call(session, "remember", statement="I live in Lyon", category="identity")
+        await call(session, "build_context", text="Where do I live? #1")
+        started = time.perf_counter()
+        slow = asyncio.create_task(session.call_tool("remember", {"statement": "I like tea"}))
+        await asyncio.sleep(0.5)  # the write is under way
+        resolved = await call(session, "resolve", refs=["#1"])
+        block = await call(session, "build_context", text="Where do I live? #1")
+        took = time.perf_counter() - started
+        assert not slow.done() and took < SLOW - 1.5, took
+        assert resolved["results"][0]["claims"][0]["statement"] == "I live in Lyon"
+        assert "I live in Lyon" in block["markdown"]
+        written = await slow
+        assert not written.is_error and time.perf_counter() - started >= SLOW, written
+
+
+async def test_reads_and_writes_at_once(tmp_path: Path) -> None:
+    """Forty calls sent at once — remembers, ingests, searches (with and without a
+    conversation), context blocks and resolves: every one answers, none with an error, and
+    every claim written is there (the reads run beside the writes, each thread on its own
+    store connection)."""
+    async with connected(tmp_path) as session:
+        await call(session, "ingest_messages", session_id="trip", user_message="Hello")
+        calls = []
+        for n in range(8):
+            calls += [
+                call(session, "remember", statement=f"I have {n + 2} cats", category="fact"),
+                call(session, "search_memory", query="cats", session_id="trip" if n % 2 else None),
+                call(session, "build_context", text=f"About my cats #{n + 1}"),
+                call(session, "resolve", refs=[f"#{n + 1}", "[[Plan]]"]),
+                call(session, "ingest_messages", session_id="trip", user_message=f"Day {n}"),
+            ]
+        answers = await asyncio.gather(*calls)
+        numbers = {answer["claim"] for answer in answers if "claim" in answer}
+        assert len(numbers) == 8, answers
+        listed = await call(session, "resolve", refs=sorted(numbers))
+    statements = {r["claims"][0]["statement"] for r in listed["results"]}
+    assert statements == {f"I have {n + 2} cats" for n in range(8)}, statements
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
