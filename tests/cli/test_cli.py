@@ -523,3 +523,14 @@ def test_import_reads_a_bom_and_refuses_a_control_character(run: Run, tmp_path: 
     assert [c["statement"] for c in json.loads(run("claim", "list", "--json").stdout)] == [
         "I live in Rome"
     ]
+
+
+def test_a_name_with_a_control_character_is_refused(run: Run, store_dir: Path) -> None:
+    """Context, tag, entity and entity type names took NUL and escape sequences as they came."""
+    assert run("claim", "add", "I live in Rome").returncode == 0
+    before = snapshot(store_dir)
+    line = one_error_line(run("context", "add", "Work\x1b[31m"))
+    assert line == (
+        "lsp-memory: error: field 'name' cannot hold the control character U+001B (character 5)"
+    )
+    assert snapshot(store_dir) == before

@@ -104,6 +104,13 @@ class _Line:
             raise _Bad(f"field {key!r} must be a string, not {_type_name(value)}")
         if required and not value.strip():
             raise _Bad(f"field {key!r} must not be empty")
+        if key == "name":
+            at = first_control(value)
+            if at is not None:
+                raise _Bad(
+                    f"field 'name' cannot hold the control character U+{ord(value[at]):04X} "
+                    f"(character {at + 1})"
+                )
         return value
 
     def texts(self, key: str) -> list[str]:
