@@ -13,6 +13,14 @@ relevant observation are not scorable and are left out.
 prints one JSON object: nDCG@10, Recall@10 and Hit@5 for ``bm25``, ``dense`` and ``hybrid``
 (the product's default fusion), plus, with ``--study``, the same for other fusion settings.
 
+With ``--floor [COSINE ...]`` it measures the relevance floor (setting ``min_similarity``;
+default the setting's default): for BM25, dense and hybrid, nDCG@10 of each question on its
+own conversation's claims without and with the floor (the floor's cost), and how often the
+question asked of each *other* conversation's claims finds nothing (the no-answer rate; the
+answer is not there, though the topics are alike). Reported for the conversations the floor
+was tuned on (the first three), the two held out, and all; ``--margin`` also tries other
+values of ``FLOOR_MARGIN``.
+
 With ``--episodes`` each conversation's turns go through ``lsp-memory ingest``'s code as
 message pairs (a turn, then the next one as the reply; the session's date as the timestamp),
 extraction included, and a question's relevant documents are the episodes of its evidence
@@ -37,10 +45,15 @@ from typing import Any
 
 from benchmarks.common import arguments, emit, start_report
 from lsp_memory.app import App
-from lsp_memory.config import Config
+from lsp_memory.config import DEFAULT_MIN_SIMILARITY, Config
 from lsp_memory.model import doc_id
 from lsp_memory.services.memory.interchange import import_records
-from lsp_memory.services.retrieval.search import SHOWN_STATUSES, HybridSearch, Mode
+from lsp_memory.services.retrieval.search import (
+    FLOOR_MARGIN,
+    SHOWN_STATUSES,
+    HybridSearch,
+    Mode,
+)
 
 USER = "locomo"
 K = 10
@@ -358,6 +371,166 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
     return report
 
 
+TUNED = 3
+"""The floor was chosen on the first three conversations of the dev split; the rest are held
+out for reporting (the dev split is all the data there is)."""
+_MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
+
+
+def run_floor(
+    data_file: Path, floors: Sequence[float], margins: Sequence[float], cache: Path | None
+) -> dict[str, Any]:
+    """The relevance floor's no-answer rate on other conversations and its cost on the
+    question's own (module doc), for each floor and margin, by part of the split."""
+    started = time.perf_counter()
+    conversations = json.loads(data_file.read_text(encoding="utf-8"))
+    settings = [(floor, margin) for floor in floors for margin in margins]
+    parts = {
+        "tuned": set(range(TUNED)),
+        "held_out": set(range(TUNED, len(conversations))),
+        "all": set(range(len(conversations))),
+    }
+    # part → mode → setting (None: no floor) → sums
+    sums: dict[str, dict[str, dict[Any, dict[str, float]]]] = {
+        part: {
+            mode: {
+                key: {"ndcg@10": 0.0, "questions": 0, "empty": 0, "asked_elsewhere": 0}
+                for key in (None, *settings)
+            }
+            for mode in _MODES
+        }
+        for part in parts
+    }
+    with tempfile.TemporaryDirectory(prefix="lsp-memory-locomo-") as scratch:
+        shared_cache = cache or Path(scratch) / "cache"
+        apps: list[App] = []
+        asked: list[list[tuple[str, set[str]]]] = []
+        try:
+            for number, conversation in enumerate(conversations):
+                data, evidence = claims_of(conversation)
+                config = replace(
+                    Config(),
+                    store=Path(scratch) / f"store-{number}",
+                    cache=shared_cache,
+                    user=USER,
+                    vaults=(),
+                )
+                apps.append(App(config))
+                import_records(apps[-1].store, data, user=USER, source=f"conversation {number}")
+                apps[-1].keeper.index()
+                asked.append(questions_of(conversation, evidence))
+            base = [app.hybrid_search() for app in apps]
+            engines = {
+                margin: [
+                    HybridSearch(b.text, b.vectors, b.embedder, floor_margin=margin) for b in base
+                ]
+                for margin in margins
+            }
+            embedder = base[0].embedder
+            assert embedder is not None, "the floor needs the embedding model"
+            for own, questions in enumerate(asked):
+                into = [sums[part] for part, members in parts.items() if own in members]
+                for question, relevant in questions:
+                    vector = embedder.embed([question])[0]
+                    for mode in _MODES:
+                        hits = base[own].search(
+                            question,
+                            user=USER,
+                            kinds={"claim"},
+                            k=K,
+                            mode=mode,
+                            query_vector=vector,
+                        )
+                        plain = metrics([h.id for h in hits], relevant)["ndcg@10"]
+                        found: dict[Any, tuple[float, int]] = {None: (plain, 0)}
+                        for floor, margin in settings:
+                            engine = engines[margin]
+                            floored = engine[own].search(
+                                question,
+                                user=USER,
+                                kinds={"claim"},
+                                k=K,
+                                mode=mode,
+                                query_vector=vector,
+                                min_similarity=floor,
+                            )
+                            # Whether anything passes does not depend on k: one hit tells.
+                            empty = sum(
+                                not engine[other].search(
+                                    question,
+                                    user=USER,
+                                    kinds={"claim"},
+                                    k=1,
+                                    mode=mode,
+                                    query_vector=vector,
+                                    min_similarity=floor,
+                                )
+                                for other in range(len(apps))
+                                if other != own
+                            )
+                            score = metrics([h.id for h in floored], relevant)["ndcg@10"]
+                            found[(floor, margin)] = (score, empty)
+                        for sums_of in into:
+                            for key, (score, empty) in found.items():
+                                tally = sums_of[mode][key]
+                                tally["ndcg@10"] += score
+                                tally["questions"] += 1
+                                tally["empty"] += empty
+                                tally["asked_elsewhere"] += len(apps) - 1
+        finally:
+            for app in apps:
+                app.close()
+    report: dict[str, Any] = {"floor": {}}
+    for part, by_mode in sums.items():
+        rows: dict[str, Any] = {}
+        for method, by_key in by_mode.items():
+            unfloored = by_key[None]
+            asked_n = max(int(unfloored["questions"]), 1)
+            without = unfloored["ndcg@10"] / asked_n
+            rows[method] = {"ndcg@10": round(without, 4), "floors": []}
+            for floor, margin in settings:
+                at = by_key[(floor, margin)]
+                with_floor = at["ndcg@10"] / asked_n
+                rows[method]["floors"].append(
+                    {
+                        "min_similarity": floor,
+                        "margin": margin,
+                        "ndcg@10": round(with_floor, 4),
+                        "cost": round(without - with_floor, 4),
+                        "no_answer": round(at["empty"] / max(at["asked_elsewhere"], 1), 4),
+                    }
+                )
+        members = sorted(parts[part])
+        report["floor"][part] = {
+            "conversations": [str(conversations[i].get("sample_id", i)) for i in members],
+            "questions": int(by_mode["hybrid"][None]["questions"]),
+            **rows,
+        }
+    report.update(
+        {
+            "data": str(data_file),
+            "conversations": len(conversations),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    return report
+
+
+def print_floor(report: dict[str, Any]) -> None:
+    print(f"LoCoMo relevance floor ({report['seconds']} s)")
+    for part, found in report["floor"].items():
+        print(f"{part}: {', '.join(found['conversations'])} ({found['questions']} questions)")
+        for mode in _MODES:
+            row = found[mode]
+            print(f"  {mode:6} no floor   nDCG@10 {row['ndcg@10']:.4f}")
+            for each in row["floors"]:
+                print(
+                    f"  {mode:6} floor {each['min_similarity']:.2f} margin {each['margin']:.2f}  "
+                    f"nDCG@10 {each['ndcg@10']:.4f}  cost {each['cost']:+.4f}  "
+                    f"no answer elsewhere {each['no_answer']:.3f}"
+                )
+
+
 def print_retrieval(report: dict[str, Any]) -> None:
     print(
         f"LoCoMo retrieval: {report['questions']} questions, {report['claims']} claims, "
@@ -386,10 +559,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with --episodes: a turn that shared an image also says its caption",
     )
+    parser.add_argument(
+        "--floor",
+        nargs="*",
+        type=float,
+        metavar="COSINE",
+        help=f"measure the relevance floor at these values (default {DEFAULT_MIN_SIMILARITY})",
+    )
+    parser.add_argument(
+        "--margin",
+        nargs="+",
+        type=float,
+        default=[FLOOR_MARGIN],
+        help=f"with --floor: the margins below the floor to try (default {FLOOR_MARGIN})",
+    )
     args = parser.parse_args(argv)
     began = time.perf_counter()
     report = start_report("locomo", parameters=vars(args))
-    if args.episodes:  # always one JSON object
+    if args.floor is not None:
+        floors = args.floor or [DEFAULT_MIN_SIMILARITY]
+        report |= run_floor(args.data, floors, args.margin, args.cache)
+        emit(report, as_json=args.json, table=print_floor, began=began)
+    elif args.episodes:  # always one JSON object
         report |= run_episodes(args.data, args.cache, study=args.study, images=args.images)
         emit(report, as_json=True, began=began)
     else:

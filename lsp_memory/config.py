@@ -1,14 +1,15 @@
 """Settings: ``lsp-memory.toml`` + environment + command-line overrides → a frozen ``Config``.
 
 Precedence, lowest first: built-in defaults, the config file, the environment
-(``LSP_MEMORY_STORE``, ``LSP_MEMORY_USER``,
-``LSP_MEMORY_BUSY_TIMEOUT_MS``), explicit overrides (command-line flags, later the
+(``LSP_MEMORY_STORE``, ``LSP_MEMORY_USER``, ``LSP_MEMORY_BUSY_TIMEOUT_MS``,
+``LSP_MEMORY_MIN_SIMILARITY``), explicit overrides (command-line flags, later the
 LSP's initializationOptions). A bad setting never stops the program: it yields a one-line
 warning and the default.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import re
@@ -35,6 +36,11 @@ DIAGNOSTIC_SEVERITIES: Mapping[str, str] = MappingProxyType(
 )
 """Every diagnostic kind and its default severity; the ``severities`` setting overrides them."""
 SEVERITY_LEVELS = ("error", "warning", "information", "hint", "off")
+DEFAULT_MIN_SIMILARITY = 0.51
+"""The relevance floor (``min_similarity``): raw cosine with the query, all-MiniLM-L6-v2. Chosen
+on part of LoCoMo's dev split (docs/benchmarks.md, The relevance floor): a question asked of
+another conversation's memory gets nothing 9 times in 10, at under 0.01 nDCG@10 on its own. The
+seed's 0.7 on this scale costs 0.23."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +130,9 @@ class Config:
     extractor_timeout_s: float = 30.0
     # How often the language server consolidates in the background, in seconds (None: never).
     consolidate_every: float | None = None
+    # The relevance floor of what search and the semantic tier choose by meaning: a query whose
+    # best hit's cosine is below it gets nothing (``services.retrieval.search``; None: off).
+    min_similarity: float | None = DEFAULT_MIN_SIMILARITY
     source: Path | None = None  # the config file read, if any
 
 
@@ -260,6 +269,18 @@ def _every(value: object, _base: Path) -> float | None:
     return float(value)
 
 
+def _similarity(value: object, _base: Path) -> float | None:
+    """A cosine from 0 to 1, or ``"off"`` (or ``false``) for no floor."""
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("off", "none")):
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise TypeError('expected a cosine from 0 to 1, or "off"')
+    return float(value)
+
+
 def _paths(value: object, base: Path) -> tuple[Path, ...]:
     if not isinstance(value, list):
         raise TypeError("expected a list of paths")
@@ -371,6 +392,7 @@ _PARSERS = {
     "extractor_command": _text,
     "extractor_timeout_s": _seconds,
     "consolidate_every": _every,
+    "min_similarity": _similarity,
 }
 
 
@@ -425,6 +447,7 @@ def load_config(
             ("store", "LSP_MEMORY_STORE"),
             ("user", "LSP_MEMORY_USER"),
             ("busy_timeout_ms", "LSP_MEMORY_BUSY_TIMEOUT_MS"),
+            ("min_similarity", "LSP_MEMORY_MIN_SIMILARITY"),
         )
         if env.get(name)
     }

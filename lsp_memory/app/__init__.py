@@ -81,6 +81,7 @@ class App:
         self.config = config
         self.background = background
         self.warnings: list[str] = []
+        self._cache_warned = False
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.Lock()
@@ -216,10 +217,12 @@ class App:
             self._cache_warning(f"cannot update the search index: {said}; searching it as it was")
 
     def _cache_warning(self, what: str) -> None:
-        """One warning about the cache folder per process."""
-        line = f"cache {self.config.cache}: {what}"
-        if not any(w.startswith(f"cache {self.config.cache}:") for w in self.warnings):
-            self.warnings.append(line)
+        """One warning about the cache folder per process (even once the warnings said so
+        far were printed and cleared)."""
+        if self._cache_warned:
+            return
+        self._cache_warned = True
+        self.warnings.append(f"cache {self.config.cache}: {what}")
 
     def cache_errors(self, error: BaseException) -> UserError | None:
         """A write to the cache that failed because its disk is full or read-only, as one

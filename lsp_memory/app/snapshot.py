@@ -97,11 +97,25 @@ class Snapshot:
         return self.searcher()
 
     def search_records(
-        self, query: str, *, kinds: Collection[str], statuses: Collection[str], k: int
+        self,
+        query: str,
+        *,
+        kinds: Collection[str],
+        statuses: Collection[str],
+        k: int,
+        min_similarity: float | None = None,
     ) -> list[dict[str, Any]]:
-        """The hits of ``query`` as JSON (``lspMemory.search``)."""
+        """The hits of ``query`` as JSON (``lspMemory.search``), none below the relevance
+        floor ``min_similarity``."""
         return search_records(
-            self.search(), self.store, self.user, query, kinds=kinds, statuses=statuses, k=k
+            self.search(),
+            self.store,
+            self.user,
+            query,
+            kinds=kinds,
+            statuses=statuses,
+            k=k,
+            min_similarity=min_similarity,
         )
 
     def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:
@@ -118,4 +132,5 @@ class Snapshot:
             tiers=config.tiers,
             budget=config.budget,
             note_text=note_text or read_note,
+            min_similarity=config.min_similarity,
         )

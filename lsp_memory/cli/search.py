@@ -85,6 +85,7 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
         k=args.k,
         mode=args.mode,
         diverse=args.diverse,
+        min_similarity=app.config.min_similarity,
     )
     if args.json:
         return print_json(rows)

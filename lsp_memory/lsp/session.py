@@ -268,13 +268,13 @@ class Session:
                     took = scanned - started
                 # One model per process, opened here; requests search with it once open.
                 side = self.app.vectors if keeper.text.writable else None
+
+                def stop(until: float = next_sync) -> bool:
+                    return self._wake.is_set() or self._stop.is_set() or time.monotonic() >= until
+
                 # A long queue (minutes, on a new vault) is embedded between syncs, never
                 # instead of them: the store's changes and renamed notes keep coming in.
-                if side is not None and side.drain(
-                    stop=lambda until=next_sync: (
-                        self._wake.is_set() or self._stop.is_set() or time.monotonic() >= until
-                    )
-                ):
+                if side is not None and side.drain(stop=stop):
                     self.generation += 1
                     self._changed()  # searches by meaning find more: code lenses change
                 queued = side is not None and side.catalog.pending_count() > 0

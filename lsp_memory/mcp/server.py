@@ -1,14 +1,16 @@
 """The MCP server: five tools over the same store, settings and user as the command line.
 
-- ``search_memory(query, search_type, limit, session_id)``: hybrid search over facts
-  (claims), episodes, notes or all of them, near-duplicates once, only claims of confidence
-  above 0.3; with a conversation's id, what it found is recorded as that conversation's ``search``
-  references (on its latest message);
+- ``search_memory(query, search_type, limit, session_id, max_tokens)``: hybrid search over
+  facts (claims), episodes, both, notes or all of them, near-duplicates once, only claims of
+  confidence above 0.3, each with its timestamp, at most ``max_tokens`` (400) tokens of
+  titles and snippets; with a conversation's id, what it found is recorded as that
+  conversation's ``search`` references (on its latest message);
 - ``remember(statement, category, contexts)``: a claim written like ``claim add`` (classified
   when no category is given, superseding older claims);
 - ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``;
-- ``build_context(text, budget, session_id)``: the context block's JSON, with passive recall
-  when a conversation's id is given;
+- ``build_context(text, budget, session_id, attach, pin, query, referenced_only)``: the
+  context block's JSON, with passive recall when a conversation's id is given, and the
+  options of ``build-context``;
 - ``resolve(refs)``: what references name, like ``resolve --json``.
 
 A bad argument (a wrong type, an unknown ``search_type``, a reference that names nothing, a
@@ -43,12 +45,20 @@ from lsp_memory.app import App
 from lsp_memory.errors import UserError
 from lsp_memory.mcp.stdio import stdio_streams
 from lsp_memory.model import MAX_STATEMENT, doc_key
+from lsp_memory.services.block import referenced_lines
 from lsp_memory.services.conversations.ingest import MAX_MESSAGE, MAX_SESSION_ID, pair_from
 from lsp_memory.services.conversations.recall import recalled
 from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
+from lsp_memory.services.kernel.tokens import o200k
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
-SEARCH_TYPES = {"facts": "claim", "episodes": "episode", "notes": "note", "all": "all"}
+SEARCH_TYPES = {
+    "facts": "claim",
+    "episodes": "episode",
+    "both": "claim+episode",  # seed 001's word: facts and episodes
+    "notes": "note",
+    "all": "all",
+}
 """``search_type`` in the words agents use, each a search scope (``search.SCOPES``)."""
 MIN_CONFIDENCE = 0.3
 """search_memory leaves out claims at or below this confidence (seed 001's mode B)."""
@@ -61,6 +71,9 @@ MAX_NAME = MAX_SESSION_ID
 source, a channel, a timestamp)."""
 MAX_REF, MAX_REFS, MAX_CONTEXTS = 1_000, 100, 20
 """Characters of a reference; references ``resolve`` takes at once; contexts of a claim."""
+RESULT_TOKENS, MAX_RESULT_TOKENS = 400, 20_000
+"""Tokens of titles and snippets ``search_memory`` gives by default (seed 001's budget for
+tool results), and the most it gives when asked."""
 READERS = 2
 """Threads answering reads beside the writer's."""
 
@@ -210,29 +223,36 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         query: Annotated[
             str, Field(min_length=1, max_length=MAX_TEXT, description="what to look for")
         ],
-        search_type: Literal["facts", "episodes", "notes", "all"] = "all",
+        search_type: Literal["facts", "episodes", "both", "notes", "all"] = "all",
         limit: Annotated[int, Field(ge=1, le=50)] = 5,
         session_id: Annotated[
             Name | None,
             Field(description="the conversation this search serves: its results are recorded"),
         ] = None,
+        max_tokens: Annotated[
+            int,
+            Field(ge=1, le=MAX_RESULT_TOKENS, description="the most tokens of titles and snippets"),
+        ] = RESULT_TOKENS,
     ) -> dict[str, Any]:
-        """Search the user's memory: facts (claims), episodes (past messages), notes, or all
-        of them (contexts and entities too). Best first; near-duplicates shown once. Given
-        the conversation's id (``session_id``), the results are kept as that conversation's
-        references."""
+        """Search the user's memory: facts (claims), episodes (past messages), both, notes,
+        or all of them (contexts and entities too). Best first; near-duplicates shown once;
+        each with its timestamp; at most ``max_tokens`` tokens of titles and snippets
+        (default 400), the rest counted in ``left_out``. Given the conversation's id
+        (``session_id``), the results are kept as that conversation's references."""
 
-        def searched() -> list[dict[str, Any]]:
+        def searched() -> tuple[list[dict[str, Any]], int]:
             records = app.search_records(
                 query,
                 kinds=SCOPES[SEARCH_TYPES[search_type]],
                 statuses=SHOWN_STATUSES,
                 k=limit,
                 diverse=True,
+                min_similarity=app.config.min_similarity,
             )
             # The store's confidence, not the index's: consolidation re-indexes a claim only
             # when its confidence crosses a threshold.
-            return [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
+            kept = [r for r in records if r["kind"] != "claim" or r["confidence"] > MIN_CONFIDENCE]
+            return within_tokens(kept, max_tokens)
 
         def given(conversation: str) -> dict[str, Any]:
             conversations = app.conversations()
@@ -241,15 +261,18 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             shown = searched()
             conversations.given(
                 conversation,
-                [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown],
+                [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown[0]],
             )
-            return {"results": shown}
+            return answer(shown)
+
+        def answer(found: tuple[list[dict[str, Any]], int]) -> dict[str, Any]:
+            return {"results": found[0], "left_out": found[1]}
 
         if session_id:
             return await write(partial(given, session_id))
         # Brought up to date by the writer (a search sees the writes before it), then read.
         await write(app.refresh_indexes)
-        return {"results": await read(searched)}
+        return answer(await read(searched))
 
     @server.tool()
     async def remember(
@@ -314,17 +337,41 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         text: Text,
         budget: Annotated[int | None, Field(ge=1)] = None,
         session_id: Name | None = None,
+        *,
+        attach: Annotated[
+            list[Annotated[str, Field(max_length=MAX_REF)]] | None,
+            Field(max_length=MAX_REFS, description="references shown as ATTACHED claims"),
+        ] = None,
+        pin: Annotated[
+            list[Annotated[str, Field(max_length=MAX_REF)]] | None,
+            Field(max_length=MAX_REFS, description="references shown as CONV PINNED claims"),
+        ] = None,
+        query: Annotated[
+            Text | None, Field(description="what to find memories for, instead of the text")
+        ] = None,
+        referenced_only: Annotated[
+            bool, Field(description="only the [REFERENCED …] lines, each whole")
+        ] = False,
     ) -> dict[str, Any]:
         """The token-budgeted context block for a prompt: the memories and notes it
         references, then the most relevant others (with a conversation: its last turns and
-        pins too)."""
+        pins too). ``attach``, ``pin``, ``query`` and ``referenced_only`` are
+        ``build-context``'s options of the same names."""
 
         def block() -> dict[str, Any]:
             assembler = app.snapshot().assembler()
+            options: dict[str, Any] = {
+                "budget": budget,
+                "attach": attach or (),
+                "pin": pin or (),
+                "query": query,
+            }
             if session_id:
-                built = recalled(assembler, app.conversations(), session_id, text, budget=budget)
+                built = recalled(assembler, app.conversations(), session_id, text, **options)
             else:
-                built = assembler.build(text, budget=budget)
+                built = assembler.build(text, **options)
+            if referenced_only:
+                return {"referenced": referenced_lines(built.markdown), "warnings": built.warnings}
             return built.to_json()
 
         # With a conversation, what the block shows is written as its references.
@@ -356,3 +403,23 @@ def serve(app: App) -> None:
         build(app, lanes).run("stdio")
     finally:
         lanes.close()
+
+
+def within_tokens(records: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], int]:
+    """The records, best first, whose titles and snippets fit in ``budget`` tokens (o200k),
+    and how many were left out; the first is kept whatever it takes, its snippet cut to
+    fit."""
+    counter = o200k()
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for record in records:
+        cost = counter.count(record["title"] or "") + counter.count(record["snippet"] or "")
+        if used + cost <= budget:
+            kept.append(record)
+            used += cost
+            continue
+        if not kept:
+            room = max(0, budget - counter.count(record["title"] or ""))
+            kept.append({**record, "snippet": counter.head(record["snippet"] or "", room)})
+        break
+    return kept, len(records) - len(kept)

@@ -107,8 +107,14 @@ def _register(index: Any) -> None:
 
     edge = Tokenizer.ngram(min_gram=1, max_gram=_PREFIX_MAX, prefix_only=True)
     index.register_tokenizer("edge", TextAnalyzerBuilder(edge).filter(Filter.lowercase()).build())
-    # Tantivy's en_stem without stop words: "when did I …" questions matched on "did".
-    english = (
+    index.register_tokenizer("english", _english())
+
+
+def _english() -> Any:
+    """Tantivy's en_stem without stop words: "when did I …" questions matched on "did"."""
+    from tantivy import Filter, TextAnalyzerBuilder, Tokenizer
+
+    return (
         TextAnalyzerBuilder(Tokenizer.simple())
         .filter(Filter.remove_long(40))
         .filter(Filter.lowercase())
@@ -116,7 +122,6 @@ def _register(index: Any) -> None:
         .filter(Filter.stemmer("english"))
         .build()
     )
-    index.register_tokenizer("english", english)
 
 
 def _prefix_words(doc: TextDoc) -> list[str]:
@@ -293,6 +298,35 @@ class FullTextIndex:
             field_boosts={"title": 2.0, "keys": 3.0, "context": CONTEXT_BOOST},
         )
         return query
+
+    def holding_every_word(self, text: str, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` whose title, body or context (an episode's: the message it
+        answers) holds every word of ``text`` as the index reads them (stemmed, stop words
+        aside): an exact lexical match."""
+        from tantivy import Occur, Query
+
+        words = list(dict.fromkeys(_english().analyze(text)))
+        if not words or not ids:
+            return set()
+        schema = self._schema
+        each = [
+            Query.boolean_query(
+                [
+                    (Occur.Should, Query.term_query(schema, f, w))
+                    for f in ("title", "body", "context")
+                ]
+            )
+            for w in words
+        ]
+        query = Query.boolean_query(
+            [
+                (Occur.Must, Query.term_set_query(schema, "id", list(dict.fromkeys(ids)))),
+                *((Occur.Must, q) for q in each),
+            ]
+        )
+        searcher = self._index.searcher()
+        hits = searcher.search(query, len(ids), count=False).hits
+        return {searcher.doc(address).get_first("id") for _score, address in hits}
 
     def snippets(self, text: str, ids: Sequence[str]) -> dict[str, str]:
         """Snippets of ``text`` in the given documents (the start of the body when the words

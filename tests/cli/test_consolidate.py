@@ -113,7 +113,7 @@ def test_retrieval_honours_confidence_and_status(run: Run, tmp_path: Path) -> No
     run("import", str(claims_file(tmp_path, MEMORY)))
     run("consolidate", "--now", "2026-01-02")
     # Deprecated: in no search; 0.3–0.5: in explicit search, not in automatic memories.
-    assert "skydiving" not in run("search", "skydiving", "--kind", "claim").stdout
+    assert "skydiving" not in run("search", "skydiving", "--kind", "claim", "--json").stdout
     assert "cello" in run("search", "learning the cello", "--kind", "claim").stdout
     block = run("build-context", "-", "--query", "learning the cello", stdin="cello lessons\n")
     assert block.returncode == 0, block.stderr

@@ -328,3 +328,54 @@ def test_two_links_to_one_note_are_one_reference(run: Run, tmp_path: Path) -> No
         ("[[Plan]]", "note"),
         ("[[Gone]]", "unresolved"),
     ]
+
+
+def test_a_conversations_block_shows_its_last_messages_and_related_earlier_ones(
+    run: Run,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """``build-context --conversation`` used the last two messages only as a search query:
+    no message of the conversation, nor any earlier one, was in the block."""
+    earlier = [
+        {
+            "contentSessionId": "spring",
+            "timestamp": "2026-03-02T09:00:00Z",
+            "userMessage": "For the Kyoto trip I booked the ryokan near Gion for three nights.",
+            "assistantResponse": "Lovely, Gion is walkable to most temples.",
+        },
+        {
+            "contentSessionId": "spring",
+            "timestamp": "2026-03-03T09:00:00Z",
+            "userMessage": "My bike needs new brake pads before the weekend.",
+        },
+    ]
+    today = [
+        {
+            "contentSessionId": "now",
+            "timestamp": "2026-11-20T10:00:00Z",
+            "userMessage": f"Message {n}: we are still planning the Kyoto trip, day {n}.",
+            "assistantResponse": f"Noted for day {n}.",
+        }
+        for n in range(1, 9)
+    ]
+    assert run("ingest", write(tmp_path, earlier + today)).returncode == 0
+    block = run(
+        "build-context", "-", "--conversation", "now", "--format", "json",
+        stdin="Where am I staying in Kyoto?\n",
+    )  # fmt: skip
+    assert block.returncode == 0, block.stderr
+    found = json.loads(block.stdout)
+    sections = {s["name"]: s["items"] for s in found["sections"]}
+    recent = sections["Recent conversation"]
+    assert found["markdown"].startswith("## Recent conversation\n")
+    # The newest messages, oldest first, as many as 400 tokens hold: not all sixteen.
+    assert recent[-1]["text"] == "Noted for day 8." and recent[-1]["role"] == "assistant"
+    assert 2 <= len(recent) < 16
+    assert sum(item["tokens"] for item in recent) <= 400
+    times = [item["timestamp"] for item in recent]
+    assert times == sorted(times)
+    assert "- [user, 2026-11-20 10:00] Message 8: we are still planning" in found["markdown"]
+    past = sections["Relevant past messages"]
+    assert past[0]["text"].startswith("For the Kyoto trip I booked the ryokan near Gion")
+    assert all(item["conversation"] == "spring" for item in past)
+    assert sum(item["tokens"] for item in past) <= 200

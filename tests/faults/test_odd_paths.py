@@ -101,7 +101,10 @@ def test_names_no_link_can_name_are_skipped_with_one_warning(tmp_path: Path) -> 
         "control character",
     ], indexed.stderr
     found = cli.json("search", "Zürich café", "--kind", "note")
-    assert [hit["path"] for hit in found] == ["Café Plan.md", "sub dir é/記憶 notes.md"]
+    # The 記憶 note only links the plan: below the relevance floor (min_similarity).
+    assert [hit["path"] for hit in found] == ["Café Plan.md"]
+    found = cli.json("search", "Kyoto", "--kind", "note")
+    assert [hit["path"] for hit in found] == ["sub dir é/記憶 notes.md"]
     prompt = tmp_path / "work" / "prompt.md"
     prompt.write_text("See [[Café Plan]].\n", encoding="utf-8")
     built = cli.ok("build-context", str(prompt))

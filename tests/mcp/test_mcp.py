@@ -85,7 +85,13 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]
     assert search["properties"]["query"]["maxLength"] == MAX_TEXT  # the limit, told to agents
-    assert search["properties"]["search_type"]["enum"] == ["facts", "episodes", "notes", "all"]
+    assert search["properties"]["search_type"]["enum"] == [
+        "facts",
+        "episodes",
+        "both",
+        "notes",
+        "all",
+    ]
     assert tools["remember"].output_schema is not None
 
 
@@ -301,3 +307,55 @@ async def test_reads_and_writes_at_once(tmp_path: Path) -> None:
     statements = {r["claims"][0]["statement"] for r in listed["results"]}
     assert statements == {f"I have {n + 2} cats" for n in range(8)}, statements
     assert "Traceback" not in (tmp_path / "server.log").read_text()
+
+
+async def test_the_agents_contract(tmp_path: Path) -> None:
+    """Seed 001's mode B: ``search_type="both"`` (facts and episodes) was refused; results
+    had no time; a search gave any number of tokens; ``build_context`` had none of the
+    command line's attach, pin, query and referenced-only."""
+    async with connected(tmp_path) as session:
+        await call(session, "remember", statement="I live in Lyon", category="identity")
+        await call(session, "remember", statement="I keep a paper notebook", category="preference")
+        places = ["the old town", "the Croix-Rousse hill", "the Rhone quays", "Fourviere",
+                  "the Part-Dieu station", "the Tete d'Or park", "the Saone market",
+                  "the silk museum"]  # fmt: skip
+        for n, place in enumerate(places):
+            await call(
+                session,
+                "ingest_messages",
+                session_id="long",
+                user_message=f"In Lyon I went to {place} on day {n}, and "
+                + f"it rained while I walked around {place} for hours. " * 6,
+                timestamp=f"2026-11-{n + 1:02d}T10:00:00Z",
+            )
+        both = await call(session, "search_memory", query="Lyon", search_type="both", limit=20)
+        kinds = {r["kind"] for r in both["results"]}
+        assert kinds == {"claim", "episode"}, both
+        assert all(r["timestamp"] and r["timestamp"].endswith("Z") for r in both["results"])
+        # At most 400 tokens of titles and snippets unless asked: the rest is counted.
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        limit = tools["search_memory"].input_schema["properties"]["max_tokens"]
+        assert limit["default"] == 400
+        capped = await call(
+            session, "search_memory", query="Lyon", search_type="both", limit=20, max_tokens=60
+        )
+        assert 0 < len(capped["results"]) < len(both["results"])
+        assert capped["left_out"] == len(both["results"]) - len(capped["results"])
+        tight = await call(session, "search_memory", query="silk museum", max_tokens=5)
+        assert len(tight["results"]) == 1  # the best one, its snippet cut to fit
+
+        block = await call(
+            session,
+            "build_context",
+            text="Where do I live? #1",
+            attach=["#2"],
+            query="notebook",
+        )
+        labels = [i.get("label") for s in block["sections"] for i in s["items"]]
+        assert labels[:2] == ["REFERENCED #1", "ATTACHED"]
+        pinned = await call(session, "build_context", text="Hello", pin=["#2"])
+        assert "- [CONV PINNED] [preference] I keep a paper notebook" in pinned["markdown"]
+        only = await call(session, "build_context", text="#1 and @nope", referenced_only=True)
+        assert only["referenced"] == ["- [REFERENCED #1] [identity] I live in Lyon"]
+        assert "@nope: No memory or context found with ID: nope" in only["warnings"]
+        assert "@nope" in await error(session, "build_context", text="Hi", attach=["@nope"])

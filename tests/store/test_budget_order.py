@@ -22,7 +22,7 @@ Test = Callable[[str, Item], bool]
 
 
 def unresolved(section: str, item: Item) -> bool:
-    return item["kind"] == "unresolved"
+    return bool(item["kind"] == "unresolved")
 
 
 def label(name: str) -> Test:

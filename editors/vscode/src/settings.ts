@@ -32,6 +32,7 @@ export const SERVER_KEYS = [
   "consolidateEvery",
   "extractorCommand",
   "extractorTimeoutS",
+  "minSimilarity",
 ] as const;
 
 /** Settings renamed to camelCase in 0.2.0, old name → new name. VS Code does not move a

@@ -106,7 +106,13 @@ def register(server: MemoryServer) -> None:
         # Each hit is inserted as a reference: what has none (an episode) is not searched.
         kinds = [each for each in SCOPES[kind] if each in REFERABLE] or SCOPES[kind]
         return await session.run(
-            lambda reads: reads.search_records(query, kinds=kinds, statuses=SHOWN_STATUSES, k=k)
+            lambda reads: reads.search_records(
+                query,
+                kinds=kinds,
+                statuses=SHOWN_STATUSES,
+                k=k,
+                min_similarity=reads.config.min_similarity,
+            )
         )
 
     @command("lspMemory.addClaim")

@@ -13,6 +13,7 @@ from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import Note, RefKind
 from lsp_memory.services.block.budget import fit
 from lsp_memory.services.block.claims import add_labelled, add_not_found, add_referenced
+from lsp_memory.services.block.conversation import Turn, TurnBudget, add_episodes, add_recent
 from lsp_memory.services.block.entities import add_entities
 from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
 from lsp_memory.services.block.pieces import Build, ContextBlock
@@ -37,10 +38,12 @@ class Assembler:
         budget: int = 1500,
         counter: Callable[[], TokenCounter] = o200k,
         note_text: Callable[[Note], str] = read_note,
+        min_similarity: float | None = None,
     ) -> None:
         """``search`` gives the hybrid search when first needed (loading the model is not
         free); without it the semantic tier is empty. ``note_text`` reads a note's text (the
-        language server passes its open buffers)."""
+        language server passes its open buffers). ``min_similarity``: the semantic tier's
+        relevance floor (the setting; None: none)."""
         self.store = store
         self.resolver = resolver
         self.user = user
@@ -49,6 +52,7 @@ class Assembler:
         self._search = search
         self._counter = counter
         self._note_text = note_text
+        self.min_similarity = min_similarity
 
     def build(
         self,
@@ -61,13 +65,18 @@ class Assembler:
         pin: Sequence[str] = (),
         query: str | None = None,
         now: float | None = None,
+        turns: Sequence[Turn] = (),
+        turn_budget: TurnBudget | None = None,
     ) -> ContextBlock:
         """The context block of the document ``text`` (``language_id``/``path`` tell
         whether it is Markdown, docs/reference.md, Reference grammar). ``attach`` and ``pin`` are
         references given
         outside the document (``--attach``, ``--pin``); ``query`` replaces the document's
         clean text as the retrieval query; ``now`` (seconds since the epoch) replaces the
-        time of the user's newest claim as the moment recency is measured from.
+        time of the user's newest claim as the moment recency is measured from. ``turns``:
+        the messages of the conversation the block serves, oldest first: its last ones are
+        shown, and earlier related messages searched, within ``turn_budget``
+        (:mod:`.conversation`).
 
         Raises ``UnresolvedReference`` when an ``attach`` or ``pin`` reference is not one,
         names nothing or names a note; unresolved references in the document are
@@ -81,6 +90,10 @@ class Assembler:
         resolutions = self.resolver.resolve_all(parsed.references)
         store, user = self.store, self.user
         build = Build()
+        counter = self._counter()
+        shares = turn_budget or TurnBudget()
+        if turns:
+            add_recent(build, turns, shares, counter)
         for resolution in resolutions:
             if resolution.error is not None:
                 build.warn(f"{resolution.ref}: {resolution.error}")
@@ -107,17 +120,31 @@ class Assembler:
             read=self._note_text,
         )
         moment = now if now is not None else anchor(store, user)
+        wanted = parsed.clean_text if query is None else query
         add_automatic(
             build,
-            parsed.clean_text if query is None else query,
+            wanted,
             moment,
             store=store,
             user=user,
             tiers=self.tiers,
             load_search=self._search,
+            min_similarity=self.min_similarity,
         )
+        if turns:
+            add_episodes(
+                build,
+                wanted,
+                turns,
+                shares,
+                counter,
+                store=store,
+                user=user,
+                load_search=self._search,
+                min_similarity=self.min_similarity,
+            )
         add_documents(build, resolutions)
-        return fit(build, limit, self._counter())
+        return fit(build, limit, counter)
 
     def _argument(self, text: str, option: str) -> Resolution:
         reference = parse_argument(text)

@@ -189,6 +189,8 @@ def _dropped(piece: Piece, reason: str, tokens: int) -> dict[str, Any]:
         entry["label"] = data["label"]
     elif piece.kind in ("note", "document", "unresolved"):
         entry["id"] = data.get("path") or data.get("ref")
+    elif piece.kind in ("message", "episode"):
+        entry["id"] = data["episode_id"]
     else:
         entry["id"] = data["friendly_id"]
     entry["tokens"] = tokens

@@ -20,12 +20,19 @@ PINNED_NOTES = "Notes pinned by user"
 ENTITIES = "Entity context"
 ENTITY_NOTES = "Notes linked via entity fields"
 DOCUMENTS = "Referenced documents"
-SECTIONS = (MEMORY, PINNED_NOTES, ENTITIES, ENTITY_NOTES, DOCUMENTS)
+RECENT = "Recent conversation"
+EPISODES = "Relevant past messages"
+SECTIONS = (RECENT, MEMORY, EPISODES, PINNED_NOTES, ENTITIES, ENTITY_NOTES, DOCUMENTS)
 
 REFERENCED_HEAD = "**User's explicitly referenced memories (ground truth):**\n"
 OTHER_HEAD = "**Other relevant memories:**\n"
 HEADERS: Mapping[str, str] = {
+    RECENT: "## Recent conversation\nThe last messages of this conversation, oldest first.\n",
     MEMORY: "## User memory\n",
+    EPISODES: (
+        "## Relevant past messages\n"
+        "Earlier messages of the user's conversations that bear on this one.\n"
+    ),
     PINNED_NOTES: (
         "## Notes pinned by user\n"
         "The user has explicitly attached the following notes to this conversation.\n"

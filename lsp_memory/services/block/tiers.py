@@ -3,10 +3,12 @@ from the tiers in the configuration, ranked, near-duplicates of what is shown le
 the moment recency is measured from.
 
 Automatic memories come from the tiers in the configuration (core, active, semantic,
-recent); only live claims (``active``, ``contested``) of confidence 0.5 or more, none already
-shown under another label. They are ranked by ``0.6·similarity + 0.3·confidence +
-0.1·recency`` (similarity: cosine between the claim's stored embedding and the query's; with
-no embeddings, the semantic hits' BM25 over the best BM25, others 0), ties by claim number;
+recent); the semantic tier only claims that pass the relevance floor (``min_similarity``,
+``services.retrieval.search``), and a warning when none does; only live claims (``active``,
+``contested``) of confidence 0.5 or more, none already shown under another label. They are
+ranked by ``0.6·similarity + 0.3·confidence + 0.1·recency`` (similarity: cosine between
+the claim's stored embedding and the query's; with no embeddings, the semantic hits' BM25
+over the best BM25, others 0), ties by claim number;
 a claim whose embedding is closer than cosine 0.8 to a live claim already shown (any label),
 or whose statement is the same text, is left out (a referenced superseded claim does not hide
 its live successor).
@@ -58,10 +60,12 @@ def add_automatic(
     user: str,
     tiers: TierSettings,
     load_search: Callable[[], HybridSearch | None] | None,
+    min_similarity: float | None = None,
 ) -> None:
     """The automatic memories for ``query`` as AUTO claims, ``now`` (seconds since the
     epoch) the moment recency is measured from; ``load_search`` gives the hybrid search
-    (without it, or without a query, the semantic tier is empty)."""
+    (without it, or without a query, the semantic tier is empty); ``min_similarity`` is
+    the semantic tier's relevance floor (None: none)."""
     shown = build.shown
     extra = min(len(shown), 50)
     candidates: dict[str, tuple[Claim, str]] = {}
@@ -126,7 +130,14 @@ def add_automatic(
             min_confidence=MIN_CONFIDENCE,
             now=now,
             query_vector=query_vector,
+            min_similarity=min_similarity,
         )
+        if not hits and min_similarity is not None and search.semantic:
+            # An LLM told "relevant memories" believes it: say that none was found.
+            build.warn(
+                f"no automatic memory reached the relevance floor (cosine {min_similarity:g}) "
+                "for the query"
+            )
         # The hits' claims in one query (one lookup each took ~6 ms a block), in hit order.
         by_id = {c.claim_id: c for c in store.claims_by_ids(user, [doc_key(h.id) for h in hits])}
         claims = []

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lsp_memory import refs
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
+from lsp_memory.services.block.conversation import Turn
 from lsp_memory.services.conversations.ingest import ref_target
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 RECALL_TURNS = 2
 """How many of a conversation's last messages join the query of passive recall."""
+RECENT_TURNS = 10
+"""How many of a conversation's last messages the block may show (its recent budget picks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,7 @@ class Recall:
     turns: tuple[str, ...]
     claim_pins: tuple[str, ...]
     note_pins: tuple[str, ...]
+    recent: tuple[Turn, ...] = ()
 
 
 class Conversations:
@@ -124,6 +128,9 @@ class Conversations:
             turns=tuple(e.text for e in episodes[-RECALL_TURNS:]),
             claim_pins=tuple(label for kind, _, label in pins if kind == "claim"),
             note_pins=tuple(label for kind, _, label in pins if kind == "note"),
+            recent=tuple(
+                Turn(e.episode_id, e.role, e.text, e.occurred_at) for e in episodes[-RECENT_TURNS:]
+            ),
         )
 
     def given(self, conversation_id: str, found: Iterable[tuple[str, str, str]]) -> None:
@@ -150,9 +157,10 @@ def recalled(
     **options: Any,
 ) -> ContextBlock:
     """The context block of ``text`` with passive recall from conversation ``conversation_id``: its
-    last two messages join the retrieval query, its pinned claims are conversation pins, its
-    pinned notes are referenced; the automatic memories the block shows are recorded as the
-    conversation's ``search`` references."""
+    last messages are shown first (as many as its recent budget holds), its last two join the
+    retrieval query, earlier related messages are searched, its pinned claims are
+    conversation pins, its pinned notes are referenced; the automatic memories the block
+    shows are recorded as the conversation's ``search`` references."""
     recall = conversations.recall(conversation_id)
     base = query
     if base is None:
@@ -165,6 +173,7 @@ def recalled(
         path=path,
         query="\n".join([base, *recall.turns]).strip(),
         pin=[*pin, *recall.claim_pins],
+        turns=recall.recent,
         **options,
     )
     shown = [

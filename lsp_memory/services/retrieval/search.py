@@ -7,6 +7,17 @@ docs/benchmarks.md): per-query min-max normalisation of both scores over the uni
 candidate lists (100 from each), then 0.6·cosine + 0.4·BM25. Reciprocal-rank fusion and
 z-scores were measured too. Every hit carries its signals so callers (the context assembler)
 can rank by their own formula.
+
+The relevance floor (``min_similarity``, raw cosine between the query's embedding and a
+hit's): a search whose best candidate is below it finds nothing; one that reaches it keeps the
+hits down to ``FLOOR_MARGIN`` below it, whichever retriever found them (a BM25 hit is judged by
+its cosine too). An exact lexical match — a hit whose title or body holds every word of the
+query, stop words aside — passes whatever its cosine (``zebracorn``, ``milestones``: a keyword
+is its own evidence). Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on
+each hit alone cost 0.014 nDCG@10 where this costs 0.006 at the same no-answer rate; the
+lexical rule never fires on its questions (no claim holds "when did … "), while a looser one
+(half the words) only traded no-answers for recall. Without vectors (no model, nothing
+embedded yet) there is no floor: text search keeps working.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from lsp_memory.ids import stamp_at
 from lsp_memory.model import LIVE_STATUSES, doc_key
 from lsp_memory.store.fulltext import FullTextIndex, TextHit
 from lsp_memory.store.sqlite import Store
@@ -36,6 +48,8 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 POOL = 100
 """Candidates taken from each retriever before fusion (at least 5·k)."""
 _RRF_K = 60
+FLOOR_MARGIN = 0.05
+"""How far below the relevance floor a hit may be once the best one reaches it (see module)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +67,7 @@ class Hit:
     similarity: float  # cosine with the query (0 without vectors)
     confidence: float
     recency: float  # 1 for now, halving every RECENCY_HALF_LIFE_DAYS
+    updated: int = 0  # when it last changed, seconds since the epoch (0: unknown)
 
 
 KINDS = ("claim", "context", "entity", "note", "episode")
@@ -62,6 +77,7 @@ SCOPES: Mapping[str, tuple[str, ...]] = {
     "claim": ("claim",),
     "note": ("note",),
     "episode": ("episode",),
+    "claim+episode": ("claim", "episode"),
     "all": KINDS,
 }
 """What each search scope searches, the same at every door: ``search --kind``,
@@ -94,6 +110,9 @@ def hit_record(hit: Hit, store: Store, user: str) -> dict[str, Any]:
         "similarity": round(hit.similarity, 4),
         "confidence": hit.confidence,
         "recency": round(hit.recency, 4),
+        # When it was last true: a claim's or record's last change, a message's time, a
+        # note file's last modification.
+        "timestamp": stamp_at(hit.updated) if hit.updated else None,
     }
     if hit.kind == "claim":
         claim = store.claim_by_uuid(user, doc_key(hit.id))
@@ -154,6 +173,7 @@ class HybridSearch:
         fusion: Fusion = "minmax",
         dense_weight: float = DENSE_WEIGHT,
         pool: int = POOL,
+        floor_margin: float = FLOOR_MARGIN,
     ) -> None:
         self.text = text
         self.vectors = vectors
@@ -161,6 +181,7 @@ class HybridSearch:
         self.fusion = fusion
         self.dense_weight = dense_weight
         self.pool = pool
+        self.floor_margin = floor_margin
 
     @property
     def semantic(self) -> bool:
@@ -179,6 +200,7 @@ class HybridSearch:
         diverse: bool = False,
         now: float | None = None,
         query_vector: npt.ArrayLike | None = None,
+        min_similarity: float | None = None,
     ) -> list[Hit]:
         """The ``k`` best records for ``query`` of ``user`` (notes are everyone's).
 
@@ -186,12 +208,15 @@ class HybridSearch:
         block wants; off by default because a search list should show every match (it costs
         0.01 nDCG@10 on LoCoMo, whose repeated observations each count as relevant).
         ``query_vector``: the query's embedding when the caller has it already (the context
-        assembler also ranks claims the search did not return by it)."""
+        assembler also ranks claims the search did not return by it). ``min_similarity``:
+        the relevance floor (module doc); None for none."""
         if not query.strip() or k <= 0:
             return []
         moment = time.time() if now is None else now
-        # BM25 alone ranks by its own order: k candidates suffice; fusion needs a pool.
-        pool = k if mode == "bm25" else max(self.pool, 5 * k)
+        floor = min_similarity if self.semantic else None
+        # BM25 alone ranks by its own order: k candidates suffice (unless the floor may take
+        # some away); fusion needs a pool.
+        pool = k if mode == "bm25" and floor is None else max(self.pool, 5 * k)
         if mode == "dense" and not self.semantic:
             return []
         bm25: dict[str, float] = {}
@@ -205,15 +230,24 @@ class HybridSearch:
         cosine: dict[str, float] = {}
         vectors = self.vectors
         embedder = self.embedder
-        if mode != "bm25" and self.semantic and vectors is not None and embedder is not None:
+        wanted = mode != "bm25" or floor is not None
+        if wanted and self.semantic and vectors is not None and embedder is not None:
             if query_vector is None:
                 query_vector = embedder.embed([query])[0]
-            for doc_id, score in vectors.search(
-                query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
-            ):
-                cosine[doc_id] = score
+            if mode != "bm25":
+                for doc_id, score in vectors.search(
+                    query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
+                ):
+                    cosine[doc_id] = score
             missing = [doc_id for doc_id in bm25 if doc_id not in cosine]
             cosine.update(vectors.similarity(missing, query_vector))
+        # Exact lexical matches pass the floor: what was typed is what was written.
+        exact = self.text.holding_every_word(query, list(bm25)) if floor is not None else set()
+        lowest = -math.inf if floor is None else floor - self.floor_margin
+        if floor is not None and max(cosine.values(), default=-1.0) < floor:
+            if not exact:
+                return []
+            lowest = math.inf
         scores = self._fuse(mode, bm25, cosine)
         ranked = sorted(dict.fromkeys([*bm25, *cosine]), key=lambda d: (-scores.get(d, 0.0), d))
         near = vectors.vectors(ranked[: pool * 2]) if diverse and vectors is not None else {}
@@ -227,6 +261,8 @@ class HybridSearch:
                 hit = fields.get(doc_id)
                 if hit is None or hit.confidence < min_confidence:
                     continue
+                if cosine.get(doc_id, math.inf) < lowest and doc_id not in exact:
+                    continue  # (not embedded yet: kept)
                 vector = near.get(doc_id)
                 if vector is not None and any(
                     float(np.dot(vector, other)) > DUPLICATE_COSINE for other in kept_vectors
@@ -247,6 +283,7 @@ class HybridSearch:
                         similarity=cosine.get(doc_id, 0.0),
                         confidence=hit.confidence,
                         recency=recency(hit.updated, moment),
+                        updated=hit.updated,
                     )
                 )
                 if len(hits) == k:
@@ -289,9 +326,18 @@ def search_records(
     k: int,
     mode: Mode = "hybrid",
     diverse: bool = False,
+    min_similarity: float | None = None,
 ) -> list[dict[str, Any]]:
-    """The hits of ``query`` as ``hit_record`` JSON: what every door's search answers."""
+    """The hits of ``query`` as ``hit_record`` JSON: what every door's search answers, each
+    door passing the configured relevance floor (``min_similarity``)."""
     hits = search.search(
-        query, user=user, kinds=kinds, statuses=statuses, k=k, mode=mode, diverse=diverse
+        query,
+        user=user,
+        kinds=kinds,
+        statuses=statuses,
+        k=k,
+        mode=mode,
+        diverse=diverse,
+        min_similarity=min_similarity,
     )
     return [hit_record(hit, store, user) for hit in hits]

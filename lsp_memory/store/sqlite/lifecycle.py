@@ -283,6 +283,12 @@ class Lifecycle(StoreBase):
         sql = "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
         return self._episodes(sql, (json.dumps(list(rows)),))
 
+    @_translated
+    def episodes_by_ids(self, user: str, episode_ids: Sequence[str]) -> list[Episode]:
+        """The user's episodes of these ids, in no particular order."""
+        sql = "WHERE user = ? AND episode_id IN (SELECT value FROM json_each(?))"
+        return self._episodes(sql, (user, json.dumps(list(episode_ids))))
+
     def previous_messages(self, rows: Sequence[int]) -> dict[int, str]:
         """The text of the message before each of these episodes in its conversation (the
         conversation's order: time, then arrival), for the rows that have one."""
