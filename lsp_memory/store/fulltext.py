@@ -302,21 +302,31 @@ class FullTextIndex:
     def holding_every_word(self, text: str, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` whose title, body or context (an episode's: the message it
         answers) holds every word of ``text`` as the index reads them (stemmed, stop words
-        aside): an exact lexical match."""
+        aside), or whose title or id has a word starting with it (``postgres`` for
+        "PostgreSQL", as completion finds it): a lexical match."""
         from tantivy import Occur, Query
 
-        words = list(dict.fromkeys(_english().analyze(text)))
+        english = _english()
+        words: dict[str, list[str]] = {}
+        for raw in _WORD.findall(text.lower()):
+            stems = english.analyze(raw)
+            if stems:
+                words.setdefault(raw[:_PREFIX_MAX], stems)
         if not words or not ids:
             return set()
         schema = self._schema
         each = [
             Query.boolean_query(
                 [
-                    (Occur.Should, Query.term_query(schema, f, w))
-                    for f in ("title", "body", "context")
+                    *(
+                        (Occur.Should, Query.term_query(schema, f, stem))
+                        for f in ("title", "body", "context")
+                        for stem in stems
+                    ),
+                    (Occur.Should, Query.term_query(schema, "prefix", raw)),
                 ]
             )
-            for w in words
+            for raw, stems in words.items()
         ]
         query = Query.boolean_query(
             [

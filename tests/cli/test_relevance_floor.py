@@ -69,6 +69,10 @@ def test_search_leaves_out_what_is_below_the_floor(
         assert json.loads(run("search", query, "--mode", mode, "--json").stdout) == [], mode
     exact = json.loads(run("search", "Friday afternoon", "--json").stdout)
     assert exact[0]["title"] == "I review my notes every Friday afternoon"
+    # A word typed as the start of one in a title passes, as completion would find it:
+    # "Tues" (cosine 0.10) found nothing, nor did "postgres" in the VS Code test's vault.
+    typed = json.loads(run("search", "Tues", "--json").stdout)
+    assert [hit["title"] for hit in typed] == ["Leaf deploys happen every Tuesday and Thursday"]
     related = json.loads(run("search", "Which database does Leaf use?", "--json").stdout)
     assert related[0]["title"] == "The Leaf service uses PostgreSQL 16"
     assert all(hit["similarity"] >= 0.46 for hit in related)

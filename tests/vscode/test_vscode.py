@@ -418,11 +418,12 @@ def test_search_memory_keeps_the_ranking_and_inserts_the_choice(
     bench.page.locator(
         ".quick-input-widget .quick-input-title", has_text="Search memory"
     ).wait_for()
-    # "postgres" is in a claim's title, but the server ranks another hit first: VS Code
-    # would sort the title match to the top.
-    box.fill("postgres")
+    # "launch" is in a context's reference (@alpha_launch), but the server ranks a claim
+    # first: VS Code would sort the label match to the top. (A word, not a prefix like
+    # "postgres": behind the relevance floor that finds one claim only.)
+    box.fill("launch")
     descriptions = bench.page.locator(".quick-input-list .monaco-list-row .label-description")
-    expected = server_search(window, "postgres")
+    expected = server_search(window, "launch")
 
     def hits() -> list[str] | None:
         found = descriptions.all_inner_texts()

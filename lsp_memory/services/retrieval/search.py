@@ -11,9 +11,10 @@ can rank by their own formula.
 The relevance floor (``min_similarity``, raw cosine between the query's embedding and a
 hit's): a search whose best candidate is below it finds nothing; one that reaches it keeps the
 hits down to ``FLOOR_MARGIN`` below it, whichever retriever found them (a BM25 hit is judged by
-its cosine too). An exact lexical match — a hit whose title or body holds every word of the
-query, stop words aside — passes whatever its cosine (``zebracorn``, ``milestones``: a keyword
-is its own evidence). Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on
+its cosine too). A lexical match — a hit whose title or body holds every word of the query,
+stop words aside, or whose title has a word starting with each (``postgres``: "PostgreSQL")
+— passes whatever its cosine (``zebracorn``, ``milestones``: a keyword is its own evidence).
+Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on
 each hit alone cost 0.014 nDCG@10 where this costs 0.006 at the same no-answer rate; the
 lexical rule never fires on its questions (no claim holds "when did … "), while a looser one
 (half the words) only traded no-answers for recall. Without vectors (no model, nothing
@@ -242,7 +243,11 @@ class HybridSearch:
             missing = [doc_id for doc_id in bm25 if doc_id not in cosine]
             cosine.update(vectors.similarity(missing, query_vector))
         # Exact lexical matches pass the floor: what was typed is what was written.
-        exact = self.text.holding_every_word(query, list(bm25)) if floor is not None else set()
+        exact = (
+            self.text.holding_every_word(query, list(dict.fromkeys([*bm25, *cosine])))
+            if floor is not None
+            else set()
+        )
         lowest = -math.inf if floor is None else floor - self.floor_margin
         if floor is not None and max(cosine.values(), default=-1.0) < floor:
             if not exact:
