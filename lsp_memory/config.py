@@ -133,6 +133,10 @@ class Config:
     # The relevance floor of what search and the semantic tier choose by meaning: a query whose
     # best hit's cosine is below it gets nothing (``services.retrieval.search``; None: off).
     min_similarity: float | None = DEFAULT_MIN_SIMILARITY
+    # A conversation's share of its context blocks, in tokens: its last messages (required)
+    # and the earlier messages related to the query (``services.block.conversation``).
+    recent_tokens: int = 400
+    episode_tokens: int = 200
     source: Path | None = None  # the config file read, if any
 
 
@@ -393,6 +397,8 @@ _PARSERS = {
     "extractor_timeout_s": _seconds,
     "consolidate_every": _every,
     "min_similarity": _similarity,
+    "recent_tokens": _budget,
+    "episode_tokens": _budget,
 }
 
 

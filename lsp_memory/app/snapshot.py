@@ -122,6 +122,7 @@ class Snapshot:
         """The context assembler (build-context); ``note_text`` reads a pinned note (an
         editor's unsaved buffer; by default the file)."""
         from lsp_memory.services.block import Assembler, read_note
+        from lsp_memory.services.block.conversation import TurnBudget
 
         config = self.config
         return Assembler(
@@ -133,4 +134,5 @@ class Snapshot:
             budget=config.budget,
             note_text=note_text or read_note,
             min_similarity=config.min_similarity,
+            turn_budget=TurnBudget(config.recent_tokens, config.episode_tokens),
         )

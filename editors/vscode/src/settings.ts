@@ -17,6 +17,8 @@ export const SERVER_KEYS = [
   "user",
   "vaults",
   "budget",
+  "recentTokens",
+  "episodeTokens",
   "model",
   "excludes",
   "cache",

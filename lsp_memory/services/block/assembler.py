@@ -39,6 +39,7 @@ class Assembler:
         counter: Callable[[], TokenCounter] = o200k,
         note_text: Callable[[Note], str] = read_note,
         min_similarity: float | None = None,
+        turn_budget: TurnBudget | None = None,
     ) -> None:
         """``search`` gives the hybrid search when first needed (loading the model is not
         free); without it the semantic tier is empty. ``note_text`` reads a note's text (the
@@ -53,6 +54,7 @@ class Assembler:
         self._counter = counter
         self._note_text = note_text
         self.min_similarity = min_similarity
+        self.turn_budget = turn_budget or TurnBudget()
 
     def build(
         self,
@@ -91,7 +93,7 @@ class Assembler:
         store, user = self.store, self.user
         build = Build()
         counter = self._counter()
-        shares = turn_budget or TurnBudget()
+        shares = turn_budget or self.turn_budget
         if turns:
             add_recent(build, turns, shares, counter)
         for resolution in resolutions:
