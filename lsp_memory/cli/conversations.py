@@ -46,8 +46,8 @@ def cmd_conversation_show(app: App, args: argparse.Namespace) -> int:
         print(f"[{message['timestamp']}] {message['role']}: {short(message['text'], 100)}")
         for ref in message["references"]:
             where = f" ({ref['path']})" if ref.get("path") else ""
-            warning = f": {ref['warning']}" if ref.get("warning") else ""
-            print(f"    {ref['label']}{where}{warning} [{ref['via']}]")
+            said = ref.get("warning") or ref.get("summary")
+            print(f"    {ref['label']}{where}{f': {said}' if said else ''} [{ref['via']}]")
     if shown["pins"]:
         print("pinned: " + ", ".join(pin["label"] for pin in shown["pins"]))
     return 0

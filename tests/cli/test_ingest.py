@@ -75,7 +75,7 @@ def test_conversations_references_pins_and_recall(run: Run, tmp_path: Path) -> N
     assert [(s["session_id"], s["messages"]) for s in listed] == [("chat", 1), ("trip", 4)]
     shown = run("--vault", notes, "conversation", "show", "trip").stdout.splitlines()
     assert shown[0] == "conversation trip"
-    assert "    [[Plan]] (plan.md) [direct]" in shown
+    assert "    [[Plan]] (plan.md): Pack light. [direct]" in shown
     assert "    [[Missing Note]]: Warning - Document not found [direct]" in shown
     assert run("--vault", notes, "conversation", "pin", "trip", "#2").stdout.startswith(
         "pinned: @work_acme"
@@ -328,6 +328,10 @@ def test_two_links_to_one_note_are_one_reference(run: Run, tmp_path: Path) -> No
         ("[[Plan]]", "note"),
         ("[[Gone]]", "unresolved"),
     ]
+    # Seed 004's document reference: the note's summary, the message's words around it.
+    assert references[0]["summary"] == "Pack light."
+    assert references[0]["snippet"] == "See [[Plan]], [[plan]] and [[Gone]]."
+    assert references[1]["warning"] == "Warning - Document not found"
 
 
 def test_a_conversations_block_shows_its_last_messages_and_related_earlier_ones(

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 from lsp_memory import refs
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
+from lsp_memory.model import Note
 from lsp_memory.services.block.conversation import Turn
+from lsp_memory.services.block.notes import summary
 from lsp_memory.services.conversations.ingest import ref_target
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
+from lsp_memory.text import one_line
 
 if TYPE_CHECKING:
     from lsp_memory.services.block import Assembler, ContextBlock
@@ -78,6 +81,7 @@ class Conversations:
         found: dict[int, list[EpisodeRef]] = {}
         for ref in self.store.episode_refs([e.row for e in episodes]):
             found.setdefault(ref.episode_row, []).append(ref)
+        notes = _NoteLookup(self.resolver)
         return {
             "session_id": conversation_id,
             "messages": [
@@ -88,7 +92,7 @@ class Conversations:
                     "source": e.source,
                     "channel": e.channel,
                     "text": e.text,
-                    "references": [_ref_json(r) for r in found.get(e.row, [])],
+                    "references": [_ref_json(r, e.text, notes) for r in found.get(e.row, [])],
                 }
                 for e in episodes
             ],
@@ -192,9 +196,39 @@ def _where(kind: str, target: str) -> dict[str, Any]:
     return {"target": target or None}
 
 
-def _ref_json(ref: EpisodeRef) -> dict[str, Any]:
+class _NoteLookup:
+    """The notes of the vaults as they are now, by key, read once when first asked."""
+
+    def __init__(self, resolver: Callable[[], Resolver]) -> None:
+        self._resolver = resolver
+        self._notes: dict[str, Note] | None = None
+
+    def __call__(self, key: str) -> Note | None:
+        if self._notes is None:
+            self._notes = {
+                note.key: note for view in self._resolver().vaults for note in view.notes.values()
+            }
+        return self._notes.get(key)
+
+
+SNIPPET_CHARS = 160
+"""Characters of a message shown around a reference it makes (``snippet``)."""
+
+
+def _ref_json(ref: EpisodeRef, text: str, notes: Callable[[str], Note | None]) -> dict[str, Any]:
+    """A message's reference as ``conversation show --json`` gives it: for a note, its
+    summary (as the context block's referenced documents have it); for a direct reference,
+    the words of the message around it (``snippet``)."""
     found: dict[str, Any] = {"label": ref.label, "kind": ref.kind, "via": ref.via}
     found.update(_where(ref.kind, ref.target))
+    if ref.kind == "note":
+        note = notes(ref.target)
+        found["summary"] = summary(note) if note is not None else None
+    if ref.via == "direct":
+        at = text.find(ref.label)
+        if at >= 0:
+            start = max(0, at - SNIPPET_CHARS // 2)
+            found["snippet"] = one_line(text[start : start + SNIPPET_CHARS], SNIPPET_CHARS)
     if ref.kind == "unresolved":
         found["warning"] = (
             "Warning - Document not found"
