@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from lsp_memory.lsp.server import build
@@ -88,6 +89,16 @@ class Message:
 
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+fuzz = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+"""Both fuzz suites' settings: reproducible (no example database), no deadline (a server
+answers at its own pace), large data allowed."""
 
 
 def weighted(*pairs: tuple[st.SearchStrategy[Any], int]) -> st.SearchStrategy[Any]:

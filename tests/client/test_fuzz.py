@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lsprotocol import converters
 from pytest_lsp import client_capabilities
@@ -56,6 +56,7 @@ from tests.client.fuzzing import (
     Message,
     client_position,
     documents,
+    fuzz,
     lsp_lines,
     messages,
     prose,
@@ -79,13 +80,6 @@ WORK = Path(tempfile.mkdtemp(prefix="lsp-memory-fuzz-"))
 atexit.register(shutil.rmtree, WORK, True)
 STORE, VAULT = WORK / "store", WORK / "vault"
 _serial = itertools.count(1)  # every generated document has its own URI
-
-fuzz = settings(
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 class Server:

@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsp_memory.mcp.stdio import MAX_MESSAGE
 from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
+from tests.client.fuzzing import fuzz
 from tests.conftest import DATA, KB, USER
 from tests.mcp.fuzzing import (
     CONVERSATION,
@@ -72,13 +73,6 @@ STORE, VAULT = WORK / "store", WORK / "vault"
 
 # Hypothesis shows the strategies of strings beyond the limits, a megabyte each, when asked.
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
-
-fuzz = settings(
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 class Server:
