@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -23,7 +24,7 @@ class Distrusted(Exception):
     """A cache file that may not be read; the message says which and why, in one line."""
 
 
-def _why(path: Path, found: os.stat_result, limit: int | None) -> str | None:
+def _why(found: os.stat_result, limit: int | None) -> str | None:
     if stat.S_ISLNK(found.st_mode):
         return "is a symbolic link"
     if not stat.S_ISREG(found.st_mode):
@@ -46,7 +47,7 @@ def check(path: Path, *, limit: int | None = None) -> None:
         found = os.lstat(path)
     except FileNotFoundError:
         return
-    why = _why(path, found, limit)
+    why = _why(found, limit)
     if why:
         raise Distrusted(f"{path} {why}")
 
@@ -62,7 +63,7 @@ def read_bytes(path: Path, *, limit: int) -> bytes:
             raise Distrusted(f"{path} is a symbolic link") from None
         raise
     with os.fdopen(handle, "rb") as file:
-        why = _why(path, os.fstat(handle), limit)
+        why = _why(os.fstat(handle), limit)
         if why:
             raise Distrusted(f"{path} {why}")
         data = file.read(limit + 1)
@@ -76,8 +77,6 @@ def remove(path: Path) -> None:
     written anew; nothing when it is gone already."""
     try:
         if path.is_dir() and not path.is_symlink():
-            import shutil
-
             shutil.rmtree(path)
         else:
             path.unlink()
