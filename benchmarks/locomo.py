@@ -24,6 +24,10 @@ answer is not there, though the topics are alike). Reported for the conversation
 was tuned on (the first three), the two held out, and all; ``--margin`` also tries other
 values of ``FLOOR_MARGIN``.
 
+With ``--lineage`` the turns are stored too, as episodes, and each observation is imported
+with ``derived_from`` naming its evidence turns, as ``ingest`` writes an extracted claim: the
+claims are then indexed with the text of their messages.
+
 With ``--episodes`` each conversation's turns go through ``lsp-memory ingest``'s code as
 message pairs (a turn, then the next one as the reply; the session's date as the timestamp),
 extraction included, and a question's relevant documents are the episodes of its evidence
@@ -387,7 +391,7 @@ def run_episodes(
                     over_claims["hit@10"] += 1.0 if scores["recall@10"] else 0.0
             finally:
                 app.close()
-    report = tally.report(study, [name for name, _, _ in DEFAULT])
+    report = tally.report(study, [name for name, _, _ in variants])
     asked = max(int(over_claims["questions"]), 1)
     report["extraction"] = {
         "claims": extracted,
@@ -457,7 +461,7 @@ def run(
                 claims += len(evidence)
             finally:
                 app.close()
-    report = tally.report(study, [name for name, _, _ in DEFAULT])
+    report = tally.report(study, [name for name, _, _ in variants])
     report.update(
         {
             "data": str(data_file),
