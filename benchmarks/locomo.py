@@ -11,7 +11,10 @@ relevant observation are not scorable and are left out.
     .venv/bin/python -m benchmarks.locomo --data ../shared/data/locomo/locomo-dev.json --json
 
 prints one JSON object: nDCG@10, Recall@10 and Hit@5 for ``bm25``, ``dense`` and ``hybrid``
-(the product's default fusion), plus, with ``--study``, the same for other fusion settings.
+(the product's default fusion, no relevance floor) and ``hybrid+floor`` (with the default
+``min_similarity``, as the search doors run it), for the whole split and (``parts``) for the
+conversations tuned on and those held out (``TUNED``), plus, with ``--study``, the same for
+other fusion settings.
 
 With ``--floor [COSINE ...]`` it measures the relevance floor (setting ``min_similarity``;
 default the setting's default): for BM25, dense and hybrid, nDCG@10 of each question on its
@@ -20,6 +23,10 @@ question asked of each *other* conversation's claims finds nothing (the no-answe
 answer is not there, though the topics are alike). Reported for the conversations the floor
 was tuned on (the first three), the two held out, and all; ``--margin`` also tries other
 values of ``FLOOR_MARGIN``.
+
+With ``--lineage`` the turns are stored too, as episodes, and each observation is imported
+with ``derived_from`` naming its evidence turns, as ``ingest`` writes an extracted claim: the
+claims are then indexed with the text of their messages.
 
 With ``--episodes`` each conversation's turns go through ``lsp-memory ingest``'s code as
 message pairs (a turn, then the next one as the reply; the session's date as the timestamp),
@@ -46,6 +53,7 @@ from typing import Any
 from benchmarks.common import arguments, emit, start_report
 from lsp_memory.app import App
 from lsp_memory.config import DEFAULT_MIN_SIMILARITY, Config
+from lsp_memory.ids import timestamp
 from lsp_memory.model import doc_id
 from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.services.retrieval.search import (
@@ -54,6 +62,7 @@ from lsp_memory.services.retrieval.search import (
     HybridSearch,
     Mode,
 )
+from lsp_memory.store.sqlite import Episode
 
 USER = "locomo"
 K = 10
@@ -74,8 +83,37 @@ def _slug(name: str) -> str:
     return "_".join(["speaker", *words])
 
 
-def claims_of(conversation: dict[str, Any]) -> tuple[bytes, dict[str, set[str]]]:
-    """The conversation's observations as interchange lines, and each claim's evidence ids."""
+def turn_id(conversation: dict[str, Any], dia_id: str) -> str:
+    """The episode id a turn is stored under with ``--lineage``."""
+    return str(uuid.uuid5(_NAMESPACE, f"{conversation.get('sample_id', 'conv')}:turn:{dia_id}"))
+
+
+def turns_of(conversation: dict[str, Any]) -> list[Episode]:
+    """The conversation's turns as episodes (``"<speaker>: <text>"``, the session's date),
+    stored as they are, without extraction: the messages the observations were drawn from."""
+    talk = conversation["conversation"]
+    sample = str(conversation.get("sample_id", "conv"))
+    found: list[Episode] = []
+    number = 1
+    while isinstance(talk.get(f"session_{number}"), list):
+        when = _date(str(talk.get(f"session_{number}_date_time", ""))) or "2000-01-01T00:00:00"
+        stamp = timestamp(when)
+        for turn in talk[f"session_{number}"]:
+            found.append(
+                Episode(
+                    turn_id(conversation, turn["dia_id"]), USER, f"{sample}-session-{number}",
+                    "user", _message(turn, images=False), stamp, stamp,
+                )
+            )  # fmt: skip
+        number += 1
+    return found
+
+
+def claims_of(
+    conversation: dict[str, Any], *, lineage: bool = False
+) -> tuple[bytes, dict[str, set[str]]]:
+    """The conversation's observations as interchange lines, and each claim's evidence ids;
+    with ``lineage`` each claim is derived from its evidence turns (``turns_of``)."""
     talk = conversation["conversation"]
     sample = str(conversation.get("sample_id", "conv"))
     lines: list[dict[str, Any]] = []
@@ -99,6 +137,8 @@ def claims_of(conversation: dict[str, Any]) -> tuple[bytes, dict[str, set[str]]]
                 }
                 if created:
                     record["created_at"] = created
+                if lineage:
+                    record["derived_from"] = [turn_id(conversation, str(i)) for i in ids]
                 lines.append(record)
                 evidence[doc_id("claim", claim_id)] = {str(i) for i in ids}
     header = [
@@ -135,7 +175,13 @@ def metrics(ranked: Sequence[str], relevant: set[str]) -> dict[str, float]:
 
 
 Variant = tuple[str, Mode, dict[str, Any]]
-DEFAULT: list[Variant] = [("bm25", "bm25", {}), ("dense", "dense", {}), ("hybrid", "hybrid", {})]
+DEFAULT: list[Variant] = [
+    ("bm25", "bm25", {}),
+    ("dense", "dense", {}),
+    ("hybrid", "hybrid", {}),
+    # As the search doors run it: with the configured relevance floor.
+    ("hybrid+floor", "hybrid", {"min_similarity": DEFAULT_MIN_SIMILARITY}),
+]
 STUDY: list[Variant] = [
     *[
         (f"minmax w{w} pool{pool}", "hybrid", {"fusion": "minmax", "dense_weight": w, "pool": pool})
@@ -159,9 +205,9 @@ def _score(
     kind: str,
     relevant: set[str],
     variants: Sequence[Variant],
-    totals: dict[str, dict[str, float]],
-) -> None:
-    """Add one question's metrics for every variant to ``totals``."""
+) -> dict[str, dict[str, float]]:
+    """One question's metrics for every variant."""
+    found: dict[str, dict[str, float]] = {}
     for name, mode, options in variants:
         engine = base
         tuned = {o: options[o] for o in _ENGINE_OPTIONS if o in options}
@@ -174,9 +220,10 @@ def _score(
             k=K,
             mode=mode,
             diverse=options.get("diverse", False),
+            min_similarity=options.get("min_similarity"),
         )
-        for metric, value in metrics([h.id for h in hits], relevant).items():
-            totals[name][metric] += value
+        found[name] = metrics([h.id for h in hits], relevant)
+    return found
 
 
 def _means(totals: dict[str, dict[str, float]], count: int, study: bool) -> dict[str, Any]:
@@ -186,10 +233,63 @@ def _means(totals: dict[str, dict[str, float]], count: int, study: bool) -> dict
         name: {metric: round(value / max(count, 1), 4) for metric, value in scores.items()}
         for name, scores in totals.items()
     }
-    report: dict[str, Any] = {name: means[name] for name in ("bm25", "dense", "hybrid")}
+    report: dict[str, Any] = {name: means[name] for name, _, _ in DEFAULT}
     if study:
         report["study"] = means
     return report
+
+
+def _parts(count: int) -> dict[str, set[int]]:
+    """Which conversations each part of the split holds (see ``TUNED``)."""
+    return {
+        "tuned": set(range(min(TUNED, count))),
+        "held_out": set(range(TUNED, count)),
+        "all": set(range(count)),
+    }
+
+
+class _Tally:
+    """Metric sums per part of the split and per variant."""
+
+    def __init__(self, count: int, variants: Sequence[Variant]) -> None:
+        self.parts = _parts(count)
+        self.sums = {
+            part: {name: dict.fromkeys(("ndcg@10", "recall@10", "hit@5"), 0.0)
+                   for name, _, _ in variants}
+            for part in self.parts
+        }  # fmt: skip
+        self.questions = dict.fromkeys(self.parts, 0)
+
+    def add(self, conversation: int, found: dict[str, dict[str, float]]) -> None:
+        for part, members in self.parts.items():
+            if conversation not in members:
+                continue
+            self.questions[part] += 1
+            for name, scores in found.items():
+                for metric, value in scores.items():
+                    self.sums[part][name][metric] += value
+
+    def report(self, study: bool, names: Sequence[str]) -> dict[str, Any]:
+        """The whole split's means as before, and each part's under ``"parts"``."""
+        report = _means(self.sums["all"], self.questions["all"], study)
+        report["parts"] = self.by_part(names)
+        return report
+
+    def by_part(self, names: Sequence[str]) -> dict[str, Any]:
+        """Each part's question count and the means of the ``names`` variants."""
+        return {
+            part: {
+                "questions": self.questions[part],
+                **{
+                    name: {
+                        metric: round(value / max(self.questions[part], 1), 4)
+                        for metric, value in self.sums[part][name].items()
+                    }
+                    for name in names
+                },
+            }
+            for part in self.parts
+        }
 
 
 def _message(turn: dict[str, Any], *, images: bool) -> str:
@@ -236,7 +336,8 @@ def run_episodes(
     started = time.perf_counter()
     conversations = json.loads(data_file.read_text(encoding="utf-8"))
     variants = DEFAULT + (STUDY if study else [])
-    totals = {name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in variants}
+    tally = _Tally(len(conversations), variants)
+    over_claims_by_part = _Tally(len(conversations), [("hybrid", "hybrid", {})])
     count = episodes = extracted = superseded = 0
     # Extraction: the questions whose evidence turn produced a claim, searched over claims.
     over_claims = {"questions": 0, "ndcg@10": 0.0, "recall@10": 0.0, "hit@10": 0.0}
@@ -268,28 +369,29 @@ def run_episodes(
                 app.keeper.index()
                 index_seconds += time.perf_counter() - began
                 for question, relevant in questions_of(conversation, evidence):
-                    _score(
+                    found = _score(
                         app.hybrid_search(),
                         question,
                         kind="episode",
                         relevant=relevant,
                         variants=variants,
-                        totals=totals,
                     )
+                    tally.add(number, found)
                     count += 1
                 search = app.hybrid_search()
                 for question, relevant in questions_of(conversation, from_turns):
                     hits = search.search(
                         question, user=USER, kinds={"claim"}, statuses=SHOWN_STATUSES, k=K
                     )
-                    found = metrics([h.id for h in hits], relevant)
+                    scores = metrics([h.id for h in hits], relevant)
+                    over_claims_by_part.add(number, {"hybrid": scores})
                     over_claims["questions"] += 1
-                    over_claims["ndcg@10"] += found["ndcg@10"]
-                    over_claims["recall@10"] += found["recall@10"]
-                    over_claims["hit@10"] += 1.0 if found["recall@10"] else 0.0
+                    over_claims["ndcg@10"] += scores["ndcg@10"]
+                    over_claims["recall@10"] += scores["recall@10"]
+                    over_claims["hit@10"] += 1.0 if scores["recall@10"] else 0.0
             finally:
                 app.close()
-    report = _means(totals, count, study)
+    report = tally.report(study, [name for name, _, _ in variants])
     asked = max(int(over_claims["questions"]), 1)
     report["extraction"] = {
         "claims": extracted,
@@ -299,6 +401,10 @@ def run_episodes(
             f"hybrid over claims {metric}": round(value / asked, 4)
             for metric, value in over_claims.items()
             if metric != "questions"
+        },
+        "hybrid over claims, by part": {
+            part: {"questions": found["questions"], "ndcg@10": found["hybrid"]["ndcg@10"]}
+            for part, found in over_claims_by_part.by_part(["hybrid"]).items()
         },
     }
     report.update(
@@ -317,19 +423,19 @@ def run_episodes(
     return report
 
 
-def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
+def run(
+    data_file: Path, study: bool, cache: Path | None, *, lineage: bool = False
+) -> dict[str, Any]:
     started = time.perf_counter()
     conversations = json.loads(data_file.read_text(encoding="utf-8"))
     variants = DEFAULT + (STUDY if study else [])
-    totals: dict[str, dict[str, float]] = {
-        name: {"ndcg@10": 0.0, "recall@10": 0.0, "hit@5": 0.0} for name, _, _ in variants
-    }
+    tally = _Tally(len(conversations), variants)
     count = claims = 0
     index_seconds = 0.0
     with tempfile.TemporaryDirectory(prefix="lsp-memory-locomo-") as scratch:
         shared_cache = cache or Path(scratch) / "cache"
         for number, conversation in enumerate(conversations):
-            data, evidence = claims_of(conversation)
+            data, evidence = claims_of(conversation, lineage=lineage)
             config = replace(
                 Config(),
                 store=Path(scratch) / f"store-{number}",
@@ -339,30 +445,29 @@ def run(data_file: Path, study: bool, cache: Path | None) -> dict[str, Any]:
             )
             app = App(config)
             try:
+                if lineage:
+                    app.store.add_episodes(turns_of(conversation))
                 import_records(app.store, data, user=USER, source=f"conversation {number}")
                 began = time.perf_counter()
                 app.keeper.index()
                 index_seconds += time.perf_counter() - began
                 base = app.hybrid_search()
                 for question, relevant in questions_of(conversation, evidence):
-                    _score(
-                        base,
-                        question,
-                        kind="claim",
-                        relevant=relevant,
-                        variants=variants,
-                        totals=totals,
+                    found = _score(
+                        base, question, kind="claim", relevant=relevant, variants=variants
                     )
+                    tally.add(number, found)
                     count += 1
                 claims += len(evidence)
             finally:
                 app.close()
-    report = _means(totals, count, study)
+    report = tally.report(study, [name for name, _, _ in variants])
     report.update(
         {
             "data": str(data_file),
             "conversations": len(conversations),
             "claims": claims,
+            "lineage": lineage,
             "questions": count,
             "index_seconds": round(index_seconds, 1),
             "seconds": round(time.perf_counter() - started, 1),
@@ -536,14 +641,18 @@ def print_retrieval(report: dict[str, Any]) -> None:
         f"LoCoMo retrieval: {report['questions']} questions, {report['claims']} claims, "
         f"{report['conversations']} conversations ({report['seconds']} s)"
     )
-    rows = report.get("study", {k: report[k] for k in ("bm25", "dense", "hybrid")})
-    for name in dict.fromkeys(("bm25", "dense", "hybrid", *rows)):  # each once, these first
+    shown = [name for name, _, _ in DEFAULT]
+    rows = report.get("study", {k: report[k] for k in shown})
+    for name in dict.fromkeys((*shown, *rows)):  # each once, these first
         if name in rows or name in report:
             scores = rows.get(name) or report[name]
             print(
                 f"  {name:18} nDCG@10 {scores['ndcg@10']:.3f}  Recall@10 "
                 f"{scores['recall@10']:.3f}  Hit@5 {scores['hit@5']:.3f}"
             )
+    for part, found in report["parts"].items():
+        figures = "  ".join(f"{name} {found[name]['ndcg@10']:.3f}" for name in shown)
+        print(f"  {part:9} ({found['questions']} questions) nDCG@10: {figures}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -553,6 +662,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="keep embeddings here between runs")
     parser.add_argument(
         "--episodes", action="store_true", help="ingest the turns, search the episodes"
+    )
+    parser.add_argument(
+        "--lineage",
+        action="store_true",
+        help="store the turns too, each claim derived from its evidence turns",
     )
     parser.add_argument(
         "--images",
@@ -584,7 +698,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report |= run_episodes(args.data, args.cache, study=args.study, images=args.images)
         emit(report, as_json=True, began=began)
     else:
-        report |= run(args.data, args.study, args.cache)
+        report |= run(args.data, args.study, args.cache, lineage=args.lineage)
         emit(report, as_json=args.json, table=print_retrieval, began=began)
     return 0
 

@@ -26,7 +26,7 @@ from typing import Any
 from lsp_memory.cachefiles import Distrusted, check, read_bytes, remove
 from lsp_memory.text import one_line
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 META_FILE = "lsp-memory-index.json"
 _MAX_JSON = 64 * 1024 * 1024
 """The largest JSON file of an index that is read (Tantivy's meta.json, its .managed.json,
@@ -39,6 +39,16 @@ CONTEXT_BOOST = 0.5
 your painting?" before "I painted this after I visited…"). nDCG@10 over LoCoMo's dev turns
 (docs/benchmarks.md), BM25 / hybrid: weight 0 → 0.415 / 0.475, 0.3 → 0.436 / 0.500,
 0.5 → 0.440 / 0.508, 0.6 → 0.440 / 0.511, 1.0 → 0.399 / 0.503 (neighbours outrank the turn)."""
+FACTS_BOOST = 0.5
+"""Weight of a document's ``facts`` (an episode's extracted claims: words a rewording
+extractor adds, and the user's own statements in the message counted once more). nDCG@10 over
+LoCoMo's turns, hybrid, tuned / held-out conversations (docs/benchmarks.md): 0 → 0.500 /
+0.516, 0.5 → 0.508 / 0.524, 1.0 → 0.508 / 0.520."""
+WHEN_BOOST = 1.5
+"""Weight of a document's ``when`` (an episode's day in words, "8 May 2023": what a question
+such as "what did Maria donate in December 2023?" names). Hybrid nDCG@10 as above, with facts
+at 0.5: 0 → 0.508 / 0.524, 0.5 → 0.512 / 0.529, 1.0 → 0.517 / 0.535, 1.5 → 0.521 / 0.540,
+2.0 → 0.521 / 0.542."""
 TITLE_CHARS = 160
 """A document stored without a title (an episode: a message has none) is shown by this many
 characters of its body."""
@@ -56,6 +66,8 @@ class TextDoc:
     body: str  # everything else worth finding it by
     keys: tuple[str, ...] = ()  # exact handles: friendly id, claim_42, a note's path
     context: str = ""  # words around it, weighted less: an episode's previous message
+    facts: str = ""  # what was found in it: the statements of an episode's extracted claims
+    when: str = ""  # when it happened, in words: an episode's date ("8 May 2023")
     version: str = ""  # what it was made from: a note's content hash (unchanged: not rewritten)
     confidence: float = 1.0
     updated: int = 0  # seconds since the epoch, for recency
@@ -94,6 +106,8 @@ def _schema() -> Any:
     builder.add_text_field("body", stored=True, tokenizer_name="english")
     builder.add_text_field("keys", stored=True, tokenizer_name="raw")
     builder.add_text_field("context", stored=False, tokenizer_name="english")
+    builder.add_text_field("facts", stored=False, tokenizer_name="english")
+    builder.add_text_field("when", stored=False, tokenizer_name="english")
     builder.add_text_field("version", stored=True, tokenizer_name="raw")
     builder.add_text_field("prefix", stored=False, tokenizer_name="edge")
     builder.add_float_field("confidence", stored=True, fast=True)
@@ -183,6 +197,8 @@ class FullTextIndex:
                 title=doc.title,
                 body=doc.body,
                 context=doc.context,
+                facts=doc.facts,
+                when=doc.when,
                 version=doc.version,
                 confidence=float(doc.confidence),
                 updated=int(doc.updated),
@@ -294,15 +310,21 @@ class FullTextIndex:
     def _parse(self, text: str) -> Any:
         query, _errors = self._index.parse_query_lenient(
             text,
-            ["title", "body", "keys", "context"],
-            field_boosts={"title": 2.0, "keys": 3.0, "context": CONTEXT_BOOST},
+            ["title", "body", "keys", "context", "facts", "when"],
+            field_boosts={
+                "title": 2.0,
+                "keys": 3.0,
+                "context": CONTEXT_BOOST,
+                "facts": FACTS_BOOST,
+                "when": WHEN_BOOST,
+            },
         )
         return query
 
     def holding_every_word(self, text: str, ids: Sequence[str]) -> set[str]:
-        """Those of ``ids`` whose title, body or context (an episode's: the message it
-        answers) holds every word of ``text`` as the index reads them (stemmed, stop words
-        aside), or whose title or id has a word starting with it (``postgres`` for
+        """Those of ``ids`` whose title, body, context (an episode's: the message it
+        answers), facts or day holds every word of ``text`` as the index reads them (stemmed,
+        stop words aside), or whose title or id has a word starting with it (``postgres`` for
         "PostgreSQL", as completion finds it): a lexical match."""
         from tantivy import Occur, Query
 
@@ -320,7 +342,7 @@ class FullTextIndex:
                 [
                     *(
                         (Occur.Should, Query.term_query(schema, f, stem))
-                        for f in ("title", "body", "context")
+                        for f in ("title", "body", "context", "facts", "when")
                         for stem in stems
                     ),
                     (Occur.Should, Query.term_query(schema, "prefix", raw)),

@@ -169,6 +169,23 @@ def test_an_extractor_command_and_its_failures(run: Run, tmp_path: Path) -> None
     )
 
 
+def test_a_message_is_found_by_the_claims_extracted_from_it(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """An episode is indexed with the statements of the claims extracted from it: an
+    extractor that rewords ("relocated to Germany") makes the message findable by its words,
+    through ``ingest`` and the index every command uses."""
+    rewording = _command(
+        tmp_path,
+        "pair = json.load(sys.stdin)\n"
+        "print(json.dumps([{'statement': 'I relocated to Germany', 'category': 'identity'}]))\n",
+    )
+    (tmp_path / "lsp-memory.toml").write_text(f"extractor_command = {json.dumps(rewording)}\n")
+    assert run("trust", str(tmp_path)).returncode == 0
+    assert run("ingest", write(tmp_path, PAIRS[:1])).returncode == 0
+    found = run("search", "relocated Germany", "--kind", "episode", "--mode", "bm25", "--json")
+    titles = [hit["title"] for hit in json.loads(found.stdout)]
+    assert titles == [PAIRS[0]["userMessage"]]
+
+
 def test_status_counts_what_the_memory_holds(run: Run, tmp_path: Path) -> None:  # noqa: F811
     notes = vault(tmp_path)
     run("claim", "add", "I live in Lyon", "--type", "identity")

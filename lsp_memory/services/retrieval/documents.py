@@ -22,7 +22,9 @@ def _words(ids: Iterable[str] | None) -> str:
     return " ".join(i.replace("_", " ") for i in ids or ())
 
 
-def claim_doc(claim: Claim) -> TextDoc:
+def claim_doc(claim: Claim, sources: Iterable[str] = ()) -> TextDoc:
+    """A claim as the index holds it: its statement as title, what it is filed under as body,
+    ``sources`` (the text of the messages it was derived from) as its context."""
     return TextDoc(
         id=doc_id("claim", claim.claim_id),
         kind="claim",
@@ -42,6 +44,7 @@ def claim_doc(claim: Claim) -> TextDoc:
             if part
         ),
         keys=(claim.friendly_id, f"claim_{claim.number}"),
+        context="\n".join(sources),
         confidence=claim.confidence,
         updated=epoch(claim.updated_at),
     )
@@ -97,11 +100,21 @@ def note_doc(note: Note) -> TextDoc:
     )
 
 
-def episode_doc(episode: Episode, before: str = "") -> TextDoc:
+def day_words(stamp: str | None) -> str:
+    """A timestamp's day as words a question may hold: ``2023-05-08T13:56:00`` → ``8 May
+    2023``; '' when there is none."""
+    if not stamp:
+        return ""
+    moment = ids.moment_of(stamp)
+    return f"{moment.day} {moment:%B %Y}"
+
+
+def episode_doc(episode: Episode, before: str = "", facts: Iterable[str] = ()) -> TextDoc:
     """An episode as the index holds it: the message as its body (no title: a title field
     would count its words twice, and short messages — "Cool! What did it look like?" — rose
     above the ones that answer), ``before`` (the previous message of its conversation) as its
-    context."""
+    context, ``facts`` (the statements of the claims extracted from it) and its day as words
+    as keys of their own."""
     return TextDoc(
         id=doc_id("episode", episode.episode_id),
         kind="episode",
@@ -111,6 +124,8 @@ def episode_doc(episode: Episode, before: str = "") -> TextDoc:
         body=episode.text,
         keys=(episode.episode_id, episode.conversation_id),
         context=before,
+        facts="\n".join(facts),
+        when=day_words(episode.occurred_at),
         updated=epoch(episode.occurred_at),
     )
 

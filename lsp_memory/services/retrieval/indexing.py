@@ -98,7 +98,11 @@ class Indexer:
                 pending: dict[str, set[int]] = {
                     k: set() for k in ("claim", "context", "entity", "episode")
                 }
+                claimed: set[int] = set()
                 for change in changes:
+                    if change.kind == "claim" and change.record_id is None:
+                        # An episode is indexed with the claims derived from it.
+                        claimed.update(range(change.row, change.last_row + 1))
                     if change.record_id is not None:
                         deleted = doc_id(change.kind, change.record_id)
                         self.text.delete([deleted])
@@ -107,6 +111,7 @@ class Indexer:
                         pending[change.kind].discard(change.row)
                     else:
                         pending[change.kind].update(range(change.row, change.last_row + 1))
+                pending["episode"].update(self._sources(sorted(claimed)))
                 for kind, changed in pending.items():
                     for chunk in _chunks(sorted(changed)):
                         self._write(kind, chunk, report)
@@ -132,16 +137,29 @@ class Indexer:
         """Whether the index must be built from scratch: new, rebuilt, or of another store."""
         return self.text.rebuilt or self.text.meta.get("store_id") != self.store.store_id()
 
+    def _sources(self, claim_rows: Sequence[int]) -> set[int]:
+        """The rows of the episodes these claims were derived from."""
+        rows: set[int] = set()
+        for chunk in _chunks(claim_rows):
+            for sources in self.store.source_messages(chunk).values():
+                rows.update(row for row, _ in sources)
+        return rows
+
     def _write(self, kind: str, rows: Sequence[int], report: SyncReport) -> None:
         docs: list[TextDoc]
         if kind == "claim":
-            docs = [claim_doc(c) for c in self.store.claims_by_rows(rows)]
+            claims = self.store.claims_by_rows(rows)
+            sources = self.store.source_messages(rows)
+            docs = [claim_doc(c, [text for _, text in sources.get(c.claim_id, ())]) for c in claims]
         elif kind == "context":
             docs = [context_doc(c) for c in self.store.contexts_by_rows(rows)]
         elif kind == "episode":
             episodes = self.store.episodes_by_rows(rows)
             before = self.store.previous_messages([e.row for e in episodes])
-            docs = [episode_doc(e, before.get(e.row, "")) for e in episodes]
+            facts = self.store.derived_statements(episodes)
+            docs = [
+                episode_doc(e, before.get(e.row, ""), facts.get(e.episode_id, ())) for e in episodes
+            ]
         else:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]
         report.upserted += self.text.upsert(docs)

@@ -4,9 +4,9 @@ on request, near-duplicates kept once.
 
 Fusion was chosen by measurement on LoCoMo (``python -m benchmarks.locomo --study``,
 docs/benchmarks.md): per-query min-max normalisation of both scores over the union of the two
-candidate lists (100 from each), then 0.6·cosine + 0.4·BM25. Reciprocal-rank fusion and
-z-scores were measured too. Every hit carries its signals so callers (the context assembler)
-can rank by their own formula.
+candidate lists (100 from each), then 0.6·cosine + 0.4·BM25 (0.5 each for an episode).
+Reciprocal-rank fusion and z-scores were measured too. Every hit carries its signals so
+callers (the context assembler) can rank by their own formula.
 
 The relevance floor (``min_similarity``, raw cosine between the query's embedding and a
 hit's): a search whose best candidate is below it finds nothing; one that reaches it keeps the
@@ -43,6 +43,11 @@ Fusion = Literal["minmax", "rrf", "zscore"]
 
 DENSE_WEIGHT = 0.6
 """Weight of the normalised cosine in min-max fusion (BM25 gets the rest); see module doc."""
+EPISODE_DENSE_WEIGHT = 0.5
+"""The same for an episode: a chat turn's embedding is a weaker match for a question than a
+claim's (LoCoMo, dense alone: episodes 0.36, claims 0.59). Hybrid nDCG@10 over LoCoMo's turns,
+tuned / held-out conversations (docs/benchmarks.md): 0.4 → 0.530 / 0.544, 0.5 → 0.534 /
+0.547, 0.6 → 0.522 / 0.540."""
 DUPLICATE_COSINE = 0.8
 """Hits closer than this to a better hit are near-duplicates, kept once."""
 RECENCY_HALF_LIFE_DAYS = 30.0
@@ -172,7 +177,7 @@ class HybridSearch:
         embedder: TextEmbedder | None = None,
         *,
         fusion: Fusion = "minmax",
-        dense_weight: float = DENSE_WEIGHT,
+        dense_weight: float | None = None,
         pool: int = POOL,
         floor_margin: float = FLOOR_MARGIN,
     ) -> None:
@@ -316,8 +321,15 @@ class HybridSearch:
         full_cos = {d: cosine.get(d, 0.0) for d in ids}
         norm = _zscore if self.fusion == "zscore" else _minmax
         text_part, dense_part = norm(full_bm25), norm(full_cos)
-        weight = self.dense_weight
-        return {d: weight * dense_part[d] + (1 - weight) * text_part[d] for d in ids}
+        weights = {d: self._weight(d) for d in ids}
+        return {d: weights[d] * dense_part[d] + (1 - weights[d]) * text_part[d] for d in ids}
+
+    def _weight(self, doc_id: str) -> float:
+        """The cosine's weight for this document: ``dense_weight`` when given, else its
+        kind's (``EPISODE_DENSE_WEIGHT`` for an episode, ``DENSE_WEIGHT`` for the rest)."""
+        if self.dense_weight is not None:
+            return self.dense_weight
+        return EPISODE_DENSE_WEIGHT if doc_id.startswith("episode:") else DENSE_WEIGHT
 
 
 def search_records(

@@ -302,6 +302,41 @@ class Lifecycle(StoreBase):
         )
         return {row: text for row, text in found if text is not None}
 
+    def derived_statements(self, episodes: Sequence[Episode]) -> dict[str, list[str]]:
+        """The statements of the claims derived from each of these episodes (by episode id),
+        the claims of the episode's own user only, whatever their status (a superseded claim
+        still says what the message said), oldest first."""
+        # One scan of the claims with a lineage (51 ms for 2,000 episodes among 100k derived
+        # claims); joining the episodes by row instead re-read that list per claim (36 s).
+        owner = {e.episode_id: e.user for e in episodes}
+        found = self._db.execute(
+            "SELECT j.value, c.user, c.statement "
+            "FROM claims c CROSS JOIN json_each(c.derived_from) j "
+            "WHERE c.derived_from <> '[]' AND j.value IN (SELECT value FROM json_each(?)) "
+            "ORDER BY c.id",
+            (json.dumps(list(owner)),),
+        )
+        statements: dict[str, list[str]] = {}
+        for episode_id, user, statement in found:
+            if owner.get(episode_id) == user:
+                statements.setdefault(episode_id, []).append(statement)
+        return statements
+
+    def source_messages(self, claim_rows: Sequence[int]) -> dict[str, list[tuple[int, str]]]:
+        """The episodes each of these claims (by row; keyed by claim id) was derived from, of
+        the claim's own user (``derived_from`` is not checked on import): their rows and
+        texts, in the order the claim names them."""
+        found = self._db.execute(
+            "SELECT c.claim_id, e.id, e.text FROM claims c CROSS JOIN json_each(c.derived_from) j "
+            "CROSS JOIN episodes e ON e.episode_id = j.value AND e.user = c.user "
+            "WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id, j.key",
+            (json.dumps(list(claim_rows)),),
+        )
+        sources: dict[str, list[tuple[int, str]]] = {}
+        for claim, row, text in found:
+            sources.setdefault(claim, []).append((row, text))
+        return sources
+
     def _episodes(self, where: str, params: Sequence[Any]) -> list[Episode]:
         rows = self._db.execute(
             "SELECT episode_id, user, session_id, role, text, occurred_at, created_at, source, "
