@@ -12,6 +12,8 @@ server itself (``lsp_memory.lsp.server.build``), so a capability added later is 
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from lsp_memory.lsp.server import build
+from lsp_memory.services.memory.interchange import import_records
+from lsp_memory.store.sqlite import open_store
+from tests.conftest import DATA, KB, USER
 
 MISSING: Any = object()
 """A message's ``params`` left out altogether (not ``null``)."""
@@ -89,6 +94,24 @@ class Message:
 
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def fuzzed_memory(work: Path, store: Path, vault: Path) -> dict[str, str]:
+    """A private copy of the fixture store and vault for a fuzzed server (fuzzing adds
+    claims and changes settings), and the environment that points the server at it."""
+    with open_store(store) as opened:
+        import_records(opened, KB.read_bytes(), user=USER, source="kb")
+    shutil.copytree(DATA / "notes", vault)
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(work / "home"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+        "XDG_CONFIG_HOME": str(work / "config"),
+        "XDG_DATA_HOME": str(work / "data"),
+        "LSP_MEMORY_STORE": str(store),
+        "LSP_MEMORY_USER": USER,
+        "PYTHONPATH": str(Path(__file__).parents[2]),
+    }
 
 
 fuzz = settings(

@@ -44,8 +44,6 @@ from hypothesis import strategies as st
 from lsprotocol import converters
 from pytest_lsp import client_capabilities
 
-from lsp_memory.services.memory.interchange import import_records
-from lsp_memory.store.sqlite import open_store
 from tests.client.fuzzing import (
     EXCLUDED,
     FUZZED,
@@ -57,12 +55,12 @@ from tests.client.fuzzing import (
     client_position,
     documents,
     fuzz,
+    fuzzed_memory,
     lsp_lines,
     messages,
     prose,
     utf8_units,
 )
-from tests.conftest import DATA, KB, USER
 
 REPLY_TIMEOUT = 10.0  # seconds a request may take, from the moment it was written
 START_TIMEOUT = 60.0
@@ -286,20 +284,8 @@ def server() -> Iterator[Server]:
     """One server for the whole module, on its own copy of the fixture store and vault (the
     fuzzing adds claims and changes settings: the other client tests' store stays as is)."""
     work, store, vault = WORK, STORE, VAULT
-    with open_store(store) as opened:
-        import_records(opened, KB.read_bytes(), user=USER, source="kb")
-    shutil.copytree(DATA / "notes", vault)
+    env = fuzzed_memory(work, store, vault)
     (work / "empty").mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(work / "home"),
-        "XDG_CACHE_HOME": str(work / "cache"),
-        "XDG_CONFIG_HOME": str(work / "config"),
-        "XDG_DATA_HOME": str(work / "data"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(Path(__file__).parents[2]),
-    }
     capabilities = converters.get_converter().unstructure(client_capabilities(CAPABILITIES))
     process = Server(env, work)
     try:

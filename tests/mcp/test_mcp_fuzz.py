@@ -24,7 +24,6 @@ from __future__ import annotations
 import atexit
 import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -41,10 +40,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsp_memory.mcp.stdio import MAX_MESSAGE
-from lsp_memory.services.memory.interchange import import_records
-from lsp_memory.store.sqlite import open_store
-from tests.client.fuzzing import fuzz
-from tests.conftest import DATA, KB, USER
+from tests.client.fuzzing import fuzz, fuzzed_memory
 from tests.mcp.fuzzing import (
     CONVERSATION,
     INVALID_PARAMS,
@@ -239,19 +235,7 @@ def tool(server: Server, name: str, **arguments: Any) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
     """One server for the whole module, on its own copy of the fixture store and vault."""
-    with open_store(STORE) as opened:
-        import_records(opened, KB.read_bytes(), user=USER, source="kb")
-    shutil.copytree(DATA / "notes", VAULT)
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(WORK / "home"),
-        "XDG_CACHE_HOME": str(WORK / "cache"),
-        "XDG_CONFIG_HOME": str(WORK / "config"),
-        "XDG_DATA_HOME": str(WORK / "data"),
-        "LSP_MEMORY_STORE": str(STORE),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(Path(__file__).parents[2]),
-    }
+    env = fuzzed_memory(WORK, STORE, VAULT)
     process = Server(env, WORK)
     try:
         hello = {
