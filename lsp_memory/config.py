@@ -133,10 +133,13 @@ class Config:
     # The relevance floor of what search and the semantic tier choose by meaning: a query whose
     # best hit's cosine is below it gets nothing (``services.retrieval.search``; None: off).
     min_similarity: float | None = DEFAULT_MIN_SIMILARITY
-    # A conversation's share of its context blocks, in tokens: its last messages (required)
-    # and the earlier messages related to the query (``services.block.conversation``).
+    # A conversation's shares of its context blocks, in tokens: its last messages (required),
+    # the earlier messages and the claims recalled from them, and what ``search_memory`` gave
+    # its last turn (``services.block.conversation``).
     recent_tokens: int = 400
     episode_tokens: int = 200
+    fact_tokens: int = 200
+    tool_tokens: int = 400
     source: Path | None = None  # the config file read, if any
 
 
@@ -399,6 +402,8 @@ _PARSERS = {
     "min_similarity": _similarity,
     "recent_tokens": _budget,
     "episode_tokens": _budget,
+    "fact_tokens": _budget,
+    "tool_tokens": _budget,
 }
 
 

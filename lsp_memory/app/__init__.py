@@ -27,7 +27,7 @@ from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
 from lsp_memory.services.conversations.ingest import Ingester
-from lsp_memory.services.conversations.recall import Conversations
+from lsp_memory.services.conversations.recall import Conversations, RecallCache
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.consolidate import Consolidation
 from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
@@ -82,6 +82,7 @@ class App:
         self.background = background
         self.warnings: list[str] = []
         self._cache_warned = False
+        self.recalls = RecallCache()  # passive recall made ahead, for this process's blocks
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.Lock()
@@ -335,7 +336,9 @@ class App:
 
     def conversations(self) -> Conversations:
         """This user's conversations."""
-        return Conversations(self.store, self.config.user, lambda: self.snapshot().resolver())
+        return Conversations(
+            self.store, self.config.user, lambda: self.snapshot().resolver(), self.recalls
+        )
 
     def hybrid_search(self) -> HybridSearch:
         """Hybrid search over the indexes as they are: by text alone until the vector side

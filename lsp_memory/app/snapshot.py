@@ -134,5 +134,10 @@ class Snapshot:
             budget=config.budget,
             note_text=note_text or read_note,
             min_similarity=config.min_similarity,
-            turn_budget=TurnBudget(config.recent_tokens, config.episode_tokens),
+            turn_budget=TurnBudget(
+                recent_tokens=config.recent_tokens,
+                episode_tokens=config.episode_tokens,
+                fact_tokens=config.fact_tokens,
+                tool_tokens=config.tool_tokens,
+            ),
         )

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from lsp_memory.app import App, IndexReport, Snapshot
 from lsp_memory.config import Config, apply_settings, load_config
+from lsp_memory.errors import UserError
 from lsp_memory.lsp import dispatch
 from lsp_memory.model import Note
 from lsp_memory.services.block import ContextBlock, read_note
@@ -50,6 +51,8 @@ the p99 of the requests it overlapped."""
 REQUEST_WORKERS = 2
 """Threads for slow requests: one per core here; more would only queue on the GIL."""
 KEPT_BLOCKS = 32
+RECALLED_CONVERSATIONS = 8
+"""How many conversations, those blocks were built for last, have their recall made ahead."""
 """Context blocks kept, one per document, the least recently built dropped first (each
 holds its document's text; closed documents are not reported here)."""
 
@@ -84,6 +87,8 @@ class Session:
         self._workers = ThreadPoolExecutor(REQUEST_WORKERS, thread_name_prefix="lsp-memory")
         self._blocks: dict[str, tuple[Hashable, ContextBlock]] = {}  # uri → key, block
         self._blocks_lock = threading.Lock()  # both workers build blocks
+        # The conversations blocks were built for lately, whose recall is made ahead.
+        self._conversations: dict[str, None] = {}
         # What from_client was given, to rebuild the settings when the editor's change.
         self.origin: tuple[dict[str, Any] | None, tuple[Path, ...]] = (None, ())
         self.overrides = dict(overrides or {})  # the command line's settings
@@ -191,6 +196,11 @@ class Session:
         assembler = reads.assembler(note_text)
         conversation = options.pop("conversation", None)
         if conversation is not None:
+            with self._blocks_lock:
+                self._conversations.pop(conversation, None)
+                self._conversations[conversation] = None
+                while len(self._conversations) > RECALLED_CONVERSATIONS:
+                    self._conversations.pop(next(iter(self._conversations)))
             return recalled(
                 assembler,
                 reads.conversations(),
@@ -266,6 +276,8 @@ class Session:
                 if scan:
                     scanned = time.monotonic()
                     took = scanned - started
+                if self._recall_ahead():
+                    self.generation += 1  # blocks built meanwhile are built again from it
                 # One model per process, opened here; requests search with it once open.
                 side = self.app.vectors if keeper.text.writable else None
 
@@ -288,6 +300,25 @@ class Session:
             if not queued:  # else straight on: sync, then the next stretch of the queue
                 self._wake.wait(timeout=SYNC_SECONDS)
             self._wake.clear()
+
+    def _recall_ahead(self) -> bool:
+        """Make the passive recall of the conversations blocks were built for lately, whose
+        messages have changed since (seed 001's mode A: a message stored by the command line
+        or the MCP server is recalled from here, before the next block asks); True when any
+        was made."""
+        with self._blocks_lock:
+            conversations = list(self._conversations)
+        if not conversations:
+            return False
+        made = False
+        assembler = self.app.snapshot().assembler()
+        for conversation in conversations:
+            try:
+                made = self.app.conversations().prepare(assembler, conversation) or made
+            except UserError:  # gone (no message of it left)
+                with self._blocks_lock:
+                    self._conversations.pop(conversation, None)
+        return made
 
     def _consolidation_due(self) -> bool:
         """Whether ``consolidate_every`` has passed since the user's last consolidation

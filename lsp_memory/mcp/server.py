@@ -4,10 +4,11 @@
   facts (claims), episodes, both, notes or all of them, near-duplicates once, only claims of
   confidence above 0.3, each with its timestamp, at most ``max_tokens`` (400) tokens of
   titles and snippets; with a conversation's id, what it found is recorded as that
-  conversation's ``search`` references (on its latest message);
+  conversation's ``tool`` references (on its latest message), which its next block shows;
 - ``remember(statement, category, contexts)``: a claim written like ``claim add`` (classified
   when no category is given, superseding older claims);
-- ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``;
+- ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``; the
+  conversation's passive recall is then made ahead, on the writer's thread after the answer;
 - ``build_context(text, budget, session_id, attach, pin, query, referenced_only)``: the
   context block's JSON, with passive recall when a conversation's id is given, and the
   options of ``build-context``;
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import reprlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -111,6 +113,19 @@ class Lanes:
         opened = await asyncio.wrap_future(self._open())
         lane = self._readers if opened else self._writer
         return await asyncio.get_running_loop().run_in_executor(lane, work)
+
+    def later(self, work: Callable[[], object]) -> None:
+        """Run ``work`` on the writer's thread after what is queued there, answering no one:
+        a failure is logged, never raised."""
+
+        def quietly() -> None:
+            try:
+                work()
+            except Exception as error:  # one line: the log is read by people
+                logger.warning("background work failed: %s: %s", type(error).__name__, error)
+
+        self._open()
+        self._writer.submit(quietly)
 
     def close(self) -> None:
         """Let the calls under way end (before the App closes their connections)."""
@@ -206,6 +221,9 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         ),
     )
 
+    ahead: dict[str, int] = {}  # conversation → recalls made ahead still queued for it
+    ahead_lock = threading.Lock()  # counted up on the event loop, down on the writer
+
     async def write(work: Callable[[], T]) -> T:
         try:
             return await lanes.write(work)
@@ -238,7 +256,8 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         or all of them (contexts and entities too). Best first; near-duplicates shown once;
         each with its timestamp; at most ``max_tokens`` tokens of titles and snippets
         (default 400), the rest counted in ``left_out``. Given the conversation's id
-        (``session_id``), the results are kept as that conversation's references."""
+        (``session_id``), the results are kept as that conversation's references, and its
+        next context block shows them."""
 
         def searched() -> tuple[list[dict[str, Any]], int]:
             records = app.search_records(
@@ -262,6 +281,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             conversations.given(
                 conversation,
                 [(r["kind"], doc_key(r["id"]), r["reference"] or r["title"]) for r in shown[0]],
+                via="tool",
             )
             return answer(shown)
 
@@ -312,7 +332,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         """Store one exchange of a conversation and remember what the user said about
         themselves."""
 
-        def stored() -> dict[str, Any]:
+        def stored() -> tuple[dict[str, Any], str]:
             try:
                 pair = pair_from(
                     {
@@ -328,9 +348,25 @@ def build(app: App, lanes: Lanes) -> MCPServer:
                 raise UserError(str(error)) from None
             result = app.ingester().ingest([pair])[0].to_json()
             del result["line"]
-            return result
+            return result, pair.conversation_id
 
-        return await write(stored)
+        def recall_ahead(conversation: str) -> None:
+            # Seed 001's mode A: the next block of this conversation recalls from these
+            # messages; found now, while the assistant answers, not when it is asked for.
+            # Only for the last of a burst (an import): a later exchange would replace it.
+            with ahead_lock:
+                ahead[conversation] -= 1
+                if ahead[conversation] > 0:
+                    return
+                del ahead[conversation]
+            app.refresh_indexes()
+            app.conversations().prepare(app.snapshot().assembler(), conversation)
+
+        answer, conversation = await write(stored)
+        with ahead_lock:
+            ahead[conversation] = ahead.get(conversation, 0) + 1
+        lanes.later(partial(recall_ahead, conversation))
+        return answer
 
     @server.tool()
     async def build_context(

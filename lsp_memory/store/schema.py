@@ -258,7 +258,25 @@ CREATE INDEX review_items_user ON review_items (user, status);
 CREATE INDEX review_items_pair ON review_items (user, pair);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
+# Version 5: what an assistant found with ``search_memory`` for a conversation is kept as its
+# own kind of reference, ``tool`` (the block shows it apart from what the block itself
+# found), and the references keep the order they were given in (a rowid table).
+V5 = """
+CREATE TABLE episode_refs_v5 (
+    episode INTEGER NOT NULL REFERENCES episodes (id) ON DELETE CASCADE,
+    via TEXT NOT NULL CHECK (via IN ('direct', 'search', 'tool')),
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    label TEXT NOT NULL,
+    UNIQUE (episode, via, kind, target, label)
+);
+INSERT INTO episode_refs_v5 (episode, via, kind, target, label)
+    SELECT episode, via, kind, target, label FROM episode_refs;
+DROP TABLE episode_refs;
+ALTER TABLE episode_refs_v5 RENAME TO episode_refs;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -380,6 +380,7 @@ def test_a_conversations_block_shows_its_last_messages_and_related_earlier_ones(
         for n in range(1, 9)
     ]
     assert run("ingest", write(tmp_path, earlier + today)).returncode == 0
+    assert run("claim", "add", "I want to see the temples of Kyoto on this trip").returncode == 0
     block = run(
         "build-context", "-", "--conversation", "now", "--format", "json",
         stdin="Where am I staying in Kyoto?\n",
@@ -400,9 +401,20 @@ def test_a_conversations_block_shows_its_last_messages_and_related_earlier_ones(
     assert past[0]["text"].startswith("For the Kyoto trip I booked the ryokan near Gion")
     assert {item["episode_id"] for item in past}.isdisjoint(item["episode_id"] for item in recent)
     assert sum(item["tokens"] for item in past) <= 200
+    # Claims recalled from the last two messages, within their share; none drawn only from a
+    # message the block shows. A command line process recalls when asked.
+    recalled = [i for s in found["sections"] for i in s["items"] if i.get("tier") == "conversation"]
+    temples = "I want to see the temples of Kyoto on this trip"
+    assert [item["statement"] for item in recalled] == [temples]
+    assert sum(item["tokens"] for item in recalled) <= 200
+    assert found["recall"] == "computed"
     # The shares are settings.
-    (tmp_path / "lsp-memory.toml").write_text("recent_tokens = 40\nepisode_tokens = 10\n")
+    (tmp_path / "lsp-memory.toml").write_text(
+        "recent_tokens = 40\nepisode_tokens = 10\nfact_tokens = 1\n"
+    )
     small = run("build-context", "-", "--conversation", "now", "--format", "json", stdin="Kyoto?")
-    sections = {s["name"]: s["items"] for s in json.loads(small.stdout)["sections"]}
+    found = json.loads(small.stdout)
+    sections = {s["name"]: s["items"] for s in found["sections"]}
     assert [item["text"] for item in sections["Recent conversation"]] == ["Noted for day 8."]
     assert sum(item["tokens"] for item in sections.get("Relevant past messages", [])) <= 10
+    assert not [i for s in found["sections"] for i in s["items"] if i.get("tier") == "conversation"]

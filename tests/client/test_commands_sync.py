@@ -207,6 +207,53 @@ async def test_a_block_asked_again_follows_a_write_by_another_process(
     assert "- [GLOBAL PINNED] [" in again["markdown"] and statement in again["markdown"]
 
 
+async def test_a_conversations_recall_is_made_ahead_when_its_messages_arrive(
+    client: LanguageClient,
+) -> None:
+    """Seed 001's mode A: once a block was built for a conversation, a message stored for it
+    by another process is recalled from by the indexing thread, and the next block uses that
+    (``recall``: "precomputed"); before, every block searched when asked."""
+    conversation = f"lsp-{uuid.uuid4().hex[:8]}"  # new per client: the store is shared
+
+    def exchange(user: str, minute: int) -> None:
+        pair = {
+            "contentSessionId": conversation,
+            "timestamp": f"2026-11-20T10:{minute:02d}:00Z",
+            "userMessage": user,  # questions: nothing is extracted into the shared store
+            "assistantResponse": "Let me look.",
+        }
+        subprocess.run(
+            [sys.executable, "-m", "lsp_memory", "ingest", "-"],
+            input=json.dumps(pair),
+            env=ENV,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    uri = (WORK / f"{conversation}.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text="What now?\n"
+            )
+        )
+    )
+    exchange("When do Leaf deploys happen?", 1)
+    first = await command(client, "lspMemory.buildContext", uri, {"conversation": conversation})
+    assert first["recall"] == "computed"
+    assert "When do Leaf deploys happen?" in first["markdown"]
+    exchange("Which database does Leaf use?", 2)
+    for _ in range(150):  # the indexing thread syncs every 2 s
+        block = await command(client, "lspMemory.buildContext", uri, {"conversation": conversation})
+        if block["recall"] == "precomputed":
+            break
+        await asyncio.sleep(0.1)
+    assert block["recall"] == "precomputed"
+    assert "Which database does Leaf use?" in block["markdown"]
+
+
 async def test_a_code_lens_shows_the_blocks_size(client: LanguageClient) -> None:
     uri = open_context_doc(client)
     lenses = await client.text_document_code_lens_async(

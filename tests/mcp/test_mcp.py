@@ -99,8 +99,9 @@ async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         given = await _remember_ingest_search_resolve_and_build(session)
     assert "Traceback" not in (tmp_path / "server.log").read_text()
-    # A search given the session id is kept as the session's references, on its latest
-    # message (the reply), beside the message's own direct reference.
+    # A search given the session id is kept as the session's references (``tool``: given
+    # by search_memory), on its latest message (the reply), beside the message's own direct
+    # reference.
     shown = subprocess.run(
         [sys.executable, "-m", "lsp_memory", "session", "show", "trip", "--json"],
         env={
@@ -117,7 +118,7 @@ async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:
     )
     question, reply = json.loads(shown.stdout)["messages"]
     assert [(r["label"], r["via"]) for r in question["references"]] == [("[[Plan]]", "direct")]
-    searched = {(r["kind"], r["target"]) for r in reply["references"] if r["via"] == "search"}
+    searched = {(r["kind"], r["target"]) for r in reply["references"] if r["via"] == "tool"}
     assert {(r["kind"], r["id"].split(":", 1)[1]) for r in given} <= searched, searched
     assert any(kind == "episode" for kind, _ in searched), searched
 
@@ -359,3 +360,62 @@ async def test_the_agents_contract(tmp_path: Path) -> None:
         assert only["referenced"] == ["- [REFERENCED #1] [identity] I live in Lyon"]
         assert "@nope: No memory or context found with ID: nope" in only["warnings"]
         assert "@nope" in await error(session, "build_context", text="Hi", attach=["@nope"])
+
+
+async def test_a_conversations_block_shows_its_searches_and_recall_made_ahead(
+    tmp_path: Path,
+) -> None:
+    """Seed 001's turn: what ``search_memory`` found in the conversation's last turn has its
+    own section of the next block (before, nothing of it appeared), and the recall from the
+    conversation's last messages is made when they arrive (before, always when asked)."""
+    async with connected(tmp_path) as session:
+        cello, city = "I play the cello in an amateur orchestra", "My favourite city is Lisbon"
+        for statement in (cello, city):
+            await call(session, "remember", statement=statement)
+
+        async def exchange(user: str, day: int) -> None:
+            await call(
+                session,
+                "ingest_messages",
+                session_id="s",
+                user_message=user,
+                assistant_response="Noted.",
+                timestamp=f"2026-11-{day:02d}T10:00:00Z",
+            )
+
+        await exchange("Our orchestra rehearses the cello part on Friday.", 20)
+        block = await call(session, "build_context", text="hello", session_id="s")
+        assert block["recall"] == "precomputed"
+        items = [i for s in block["sections"] for i in s["items"]]
+        recalled = [i for i in items if i.get("tier") == "conversation"]
+        assert [i["statement"] for i in recalled] == [cello]
+        assert sum(i["tokens"] for i in recalled) <= 200
+        assert "Searched memory" not in {s["name"] for s in block["sections"]}
+
+        found = await call(
+            session, "search_memory", query="favourite city", search_type="facts", session_id="s"
+        )
+        assert [r["title"] for r in found["results"]] == [city]
+        block = await call(session, "build_context", text="hello", session_id="s")
+        sections = {s["name"]: s["items"] for s in block["sections"]}
+        (searched,) = sections["Searched memory"]
+        assert (searched["label"], searched["statement"]) == ("SEARCHED", city)
+        assert "## Searched memory\n" in block["markdown"]
+        assert f"- [SEARCHED] [{searched['claim_type']}] {city}\n" in block["markdown"]
+        # Shown once: not again among the automatic memories.
+        assert block["markdown"].count(city) == 1
+
+        # The search outlives the exchange it served, not the one after.
+        await exchange("Thanks, that helps.", 21)
+        block = await call(session, "build_context", text="hello", session_id="s")
+        assert block["recall"] == "precomputed"
+        assert "Searched memory" in {s["name"] for s in block["sections"]}
+        await exchange("Anything else for Friday?", 22)
+        block = await call(session, "build_context", text="hello", session_id="s")
+        assert "Searched memory" not in {s["name"] for s in block["sections"]}
+        # The conversation as stored (its id stripped) is the one recalled from.
+        await call(session, "ingest_messages", session_id="  s ", user_message="And Saturday?")
+        block = await call(session, "build_context", text="hello", session_id="s")
+        assert block["recall"] == "precomputed"
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log and "background work failed" not in log

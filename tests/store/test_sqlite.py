@@ -13,7 +13,7 @@ from lsp_memory.errors import StoreError
 from lsp_memory.model import ClaimStatus, Context
 from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.schema import MIGRATIONS, SCHEMA_VERSION
-from lsp_memory.store.sqlite import STORE_FILE, Store, migrate, open_store
+from lsp_memory.store.sqlite import STORE_FILE, EpisodeRef, Store, migrate, open_store
 from tests.conftest import USER, snapshot
 
 
@@ -278,7 +278,7 @@ def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Pat
             (USER,),
         )
     with open_store(tmp_path) as upgraded:
-        assert upgraded.schema_version == SCHEMA_VERSION == 4
+        assert upgraded.schema_version == SCHEMA_VERSION
         [claim] = upgraded.claims(USER)
         assert (claim.statement, claim.derived_from, claim.evidence_count) == ("kept", (), 0)
         added = add_record(
@@ -286,3 +286,29 @@ def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Pat
         ).claims[0]
         assert added.number == 2
         assert upgraded.claim_by_number(USER, 2).evidence_count == 2  # type: ignore[union-attr]
+
+
+def test_a_store_of_version_4_keeps_its_message_references_and_takes_tool_ones(
+    tmp_path: Path,
+) -> None:
+    """Version 5 copies ``episode_refs`` to a table whose check allows ``tool`` (what
+    ``search_memory`` gave a conversation): nothing is lost, and the new kind is accepted and
+    read back in the order given."""
+    with open_store(tmp_path, migrations=MIGRATIONS[:4]) as old:
+        old._db.execute(
+            "INSERT INTO episodes (episode_id, user, key, session_id, role, text, occurred_at, "
+            "created_at) VALUES ('e-1', ?, 'k', 's', 'user', 'hi', '2026-01-01T00:00:00Z', "
+            "'2026-01-01T00:00:00Z')",
+            (USER,),
+        )
+        old._db.execute(
+            "INSERT INTO episode_refs VALUES (1, 'search', 'claim', 'c-1', '@kept_a001')"
+        )
+        with pytest.raises(sqlite3.IntegrityError):
+            old._db.execute("INSERT INTO episode_refs VALUES (1, 'tool', 'claim', 'c-2', '@b')")
+    with open_store(tmp_path) as upgraded:
+        assert upgraded.schema_version == SCHEMA_VERSION == 5
+        assert upgraded.episode_refs([1]) == [EpisodeRef(1, "search", "claim", "c-1", "@kept_a001")]
+        given = [EpisodeRef(1, "tool", "note", f"v::n{n}.md", f"[[N{n}]]") for n in (3, 1, 2)]
+        upgraded.add_episode_refs(given)
+        assert upgraded.tool_refs([1]) == given

@@ -19,6 +19,8 @@ export const SERVER_KEYS = [
   "budget",
   "recentTokens",
   "episodeTokens",
+  "factTokens",
+  "toolTokens",
   "model",
   "excludes",
   "cache",

@@ -13,7 +13,19 @@ from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import Note, RefKind
 from lsp_memory.services.block.budget import fit
 from lsp_memory.services.block.claims import add_labelled, add_not_found, add_referenced
-from lsp_memory.services.block.conversation import Turn, TurnBudget, add_episodes, add_recent
+from lsp_memory.services.block.conversation import (
+    Streamed,
+    ToolResult,
+    Turn,
+    TurnBudget,
+    add_episodes,
+    add_recent,
+    add_streamed_facts,
+    add_tool_results,
+    recall_query,
+    related_messages,
+    stream,
+)
 from lsp_memory.services.block.entities import add_entities
 from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
 from lsp_memory.services.block.pieces import Build, ContextBlock
@@ -69,6 +81,8 @@ class Assembler:
         now: float | None = None,
         turns: Sequence[Turn] = (),
         turn_budget: TurnBudget | None = None,
+        streamed: Streamed | None = None,
+        tool_results: Sequence[ToolResult] = (),
     ) -> ContextBlock:
         """The context block of the document ``text`` (``language_id``/``path`` tell
         whether it is Markdown, docs/reference.md, Reference grammar). ``attach`` and ``pin`` are
@@ -77,8 +91,9 @@ class Assembler:
         clean text as the retrieval query; ``now`` (seconds since the epoch) replaces the
         time of the user's newest claim as the moment recency is measured from. ``turns``:
         the messages of the conversation the block serves, oldest first: its last ones are
-        shown, and earlier related messages searched, within ``turn_budget``
-        (:mod:`.conversation`).
+        shown, and the claims and earlier messages related to them recalled, within
+        ``turn_budget`` (:mod:`.conversation`); ``streamed`` is that recall when it was
+        made already; ``tool_results``, what ``search_memory`` gave the conversation.
 
         Raises ``UnresolvedReference`` when an ``attach`` or ``pin`` reference is not one,
         names nothing or names a note; unresolved references in the document are
@@ -111,6 +126,13 @@ class Assembler:
             add_labelled(
                 build, "CONV PINNED", resolution.claims, resolution.ref, store=store, user=user
             )
+        add_tool_results(
+            build, tool_results, shares, counter, store=store, user=user, note=self._note
+        )
+        if turns:
+            if streamed is None:
+                streamed = self.recall(turns, shares)
+            add_streamed_facts(build, streamed, shares, counter, store=store, user=user)
         pinned_keys = pin_notes(build, resolutions, self._note_text)
         add_entities(
             build,
@@ -133,20 +155,42 @@ class Assembler:
             load_search=self._search,
             min_similarity=self.min_similarity,
         )
-        if turns:
-            add_episodes(
-                build,
+        if streamed is not None:
+            asked = related_messages(
+                self._search() if self._search is not None else None,
                 wanted,
-                turns,
                 shares,
-                counter,
-                store=store,
                 user=user,
-                load_search=self._search,
+                skip=len(turns),
                 min_similarity=self.min_similarity,
             )
+            found = [*asked[: shares.episodes], *streamed.episodes, *asked[shares.episodes :]]
+            add_episodes(build, found, turns, shares, counter, store=store, user=user)
         add_documents(build, resolutions)
         return fit(build, limit, counter)
+
+    def recall(self, turns: Sequence[Turn], budget: TurnBudget | None = None) -> Streamed:
+        """Passive recall from a conversation's messages ``turns`` (oldest first): what a
+        block serving it recalls, found now."""
+        shares = budget or self.turn_budget
+        search = self._search() if self._search is not None else None
+        return stream(
+            search,
+            recall_query(turns),
+            shares,
+            user=self.user,
+            skip=len(turns),
+            min_similarity=self.min_similarity,
+        )
+
+    def _note(self, key: str) -> Note | None:
+        """The note of the index key ``key`` (``<vault>::<path>``), if it is still there."""
+        path = key.split("::", 1)[-1]
+        for view in self.resolver.vaults:
+            note = view.notes.get(path)
+            if note is not None and note.key == key:
+                return note
+        return None
 
     def _argument(self, text: str, option: str) -> Resolution:
         reference = parse_argument(text)

@@ -22,12 +22,17 @@ ENTITY_NOTES = "Notes linked via entity fields"
 DOCUMENTS = "Referenced documents"
 RECENT = "Recent conversation"
 EPISODES = "Relevant past messages"
-SECTIONS = (RECENT, MEMORY, EPISODES, PINNED_NOTES, ENTITIES, ENTITY_NOTES, DOCUMENTS)
+SEARCHED = "Searched memory"
+SECTIONS = (RECENT, SEARCHED, MEMORY, EPISODES, PINNED_NOTES, ENTITIES, ENTITY_NOTES, DOCUMENTS)
 
 REFERENCED_HEAD = "**User's explicitly referenced memories (ground truth):**\n"
 OTHER_HEAD = "**Other relevant memories:**\n"
 HEADERS: Mapping[str, str] = {
     RECENT: "## Recent conversation\nThe last messages of this conversation, oldest first.\n",
+    SEARCHED: (
+        "## Searched memory\n"
+        "What the assistant found with search_memory in this conversation's last turn.\n"
+    ),
     MEMORY: "## User memory\n",
     EPISODES: (
         "## Relevant past messages\n"
@@ -56,7 +61,7 @@ BLOCK_SECTIONS = frozenset({PINNED_NOTES, ENTITIES, ENTITY_NOTES})  # items apar
 # nothing (an LLM must know what it was not given), then the claims the user attached or
 # pinned, then pinned notes and entities, then automatic memories.
 P_REFERENCED = 1  # referenced claims; "not found" lines of references and links
-P_LABELLED = 2  # attached, global pinned, conversation pinned
+P_LABELLED = 2  # attached, global pinned, conversation pinned; search_memory's results
 P_PINNED_NOTE = 3
 P_ENTITY = 4
 P_DEEP_ENTITY = 5
@@ -89,8 +94,10 @@ class ContextBlock:
     dropped: tuple[Mapping[str, Any], ...]
     warnings: tuple[str, ...]
     markdown: str
+    recall: str | None = None  # with a conversation: "precomputed" or "computed"
 
     def to_json(self) -> dict[str, Any]:
+        extra = {} if self.recall is None else {"recall": self.recall}
         return {
             "budget": self.budget,
             "tokens": self.tokens,
@@ -103,6 +110,7 @@ class ContextBlock:
             "dropped": [dict(item) for item in self.dropped],
             "warnings": list(self.warnings),
             "markdown": self.markdown,
+            **extra,
         }
 
 

@@ -3,9 +3,14 @@ message made or was given (``conversation list``, ``conversation show``, ``conve
 pin``), and passive recall from one (``build-context --conversation``).
 
 A message's references are ``direct`` (the ``@…``, ``#N`` and ``[[…]]`` tokens in its text,
-resolved when it was stored; a broken ``[[link]]`` is kept) or ``search`` (what
-``search_memory`` or ``build-context --conversation`` gave the conversation, kept on its
-latest message). A conversation's pins are claims or notes it should always see.
+resolved when it was stored; a broken ``[[link]]`` is kept), ``search`` (what
+``build-context --conversation`` gave the conversation) or ``tool`` (what ``search_memory``
+gave it), kept on its latest message. A conversation's pins are claims or notes it should
+always see.
+
+Passive recall (the claims and earlier messages related to a conversation's last two
+messages) is made ahead when a server sees new messages (:class:`RecallCache`, seed 001's
+mode A) and a block asked for afterwards uses it.
 
 (A conversation was called a conversation before; the store's tables and the JSON field
 ``session_id`` keep that name.)
@@ -13,15 +18,17 @@ latest message). A conversation's pins are claims or notes it should always see.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory import refs
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
 from lsp_memory.model import Note
-from lsp_memory.services.block.conversation import Turn
+from lsp_memory.services.block.conversation import Streamed, ToolResult, Turn
 from lsp_memory.services.block.notes import summary
 from lsp_memory.services.conversations.ingest import ref_target
 from lsp_memory.services.kernel.resolver import Resolver
@@ -31,30 +38,63 @@ from lsp_memory.text import one_line
 if TYPE_CHECKING:
     from lsp_memory.services.block import Assembler, ContextBlock
 
-RECALL_TURNS = 2
-"""How many of a conversation's last messages join the query of passive recall."""
 RECENT_TURNS = 10
 """How many of a conversation's last messages the block may show (its recent budget picks)."""
+TOOL_TURNS = 3
+"""How many of a conversation's last messages hold the search results a block shows: the
+last exchange, and the message before it, which a search made before that exchange was
+stored was kept on."""
+KEPT_RECALLS = 16
+"""How many conversations' recalls a :class:`RecallCache` keeps."""
 
 
 @dataclass(frozen=True, slots=True)
 class Recall:
-    """What passive recall adds to a context block: the conversation's last turns (for the
-    query) and its pins (claims as conversation pins, notes as references)."""
+    """What a conversation adds to a context block: its pins (claims as conversation pins,
+    notes as references), its last messages and the search results they were given."""
 
-    turns: tuple[str, ...]
     claim_pins: tuple[str, ...]
     note_pins: tuple[str, ...]
     recent: tuple[Turn, ...] = ()
+    tools: tuple[ToolResult, ...] = ()
+
+
+class RecallCache:
+    """Passive recall made ahead: each conversation's last recall (:class:`Streamed`), kept
+    while the conversation's newest message, the store and the block's shares are the same
+    (its key). Shared by the threads of one server."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, tuple[Hashable, Streamed]] = OrderedDict()
+
+    def get(self, conversation_id: str, key: Hashable) -> Streamed | None:
+        with self._lock:
+            kept = self._kept.get(conversation_id)
+        return kept[1] if kept is not None and kept[0] == key else None
+
+    def put(self, conversation_id: str, key: Hashable, streamed: Streamed) -> None:
+        with self._lock:
+            self._kept.pop(conversation_id, None)
+            self._kept[conversation_id] = (key, streamed)
+            while len(self._kept) > KEPT_RECALLS:
+                self._kept.popitem(last=False)
 
 
 class Conversations:
     """One user's conversations."""
 
-    def __init__(self, store: Store, user: str, resolver: Callable[[], Resolver]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        user: str,
+        resolver: Callable[[], Resolver],
+        cache: RecallCache | None = None,
+    ) -> None:
         self.store = store
         self.user = user
         self.resolver = resolver
+        self.cache = cache
 
     def summaries(self) -> list[dict[str, Any]]:
         return [
@@ -128,24 +168,52 @@ class Conversations:
         """Passive recall's inputs for ``build-context --conversation``."""
         episodes = self._episodes(conversation_id)
         pins = self.store.conversation_pins(self.user, conversation_id)
+        tools = self.store.tool_refs([e.row for e in episodes[-TOOL_TURNS:]])
         return Recall(
-            turns=tuple(e.text for e in episodes[-RECALL_TURNS:]),
             claim_pins=tuple(label for kind, _, label in pins if kind == "claim"),
             note_pins=tuple(label for kind, _, label in pins if kind == "note"),
             recent=tuple(
                 Turn(e.episode_id, e.role, e.text, e.occurred_at) for e in episodes[-RECENT_TURNS:]
             ),
+            tools=tuple(ToolResult(r.kind, r.target, r.label) for r in tools),
         )
 
-    def given(self, conversation_id: str, found: Iterable[tuple[str, str, str]]) -> None:
-        """Record that ``found`` (kind, target, label) was given to the conversation by search,
-        on its latest message."""
+    def given(
+        self, conversation_id: str, found: Iterable[tuple[str, str, str]], *, via: str = "search"
+    ) -> None:
+        """Record that ``found`` (kind, target, label) was given to the conversation, on its
+        latest message: by a block (``search``) or by ``search_memory`` (``tool``)."""
         rows = [
-            EpisodeRef(self._episodes(conversation_id)[-1].row, "search", kind, target, label)
+            EpisodeRef(self._episodes(conversation_id)[-1].row, via, kind, target, label)
             for kind, target, label in found
         ]
         if rows:
             self.store.add_episode_refs(rows)
+
+    def prepare(self, assembler: Assembler, conversation_id: str) -> bool:
+        """Make the conversation's passive recall ahead (a server calls this when its new
+        messages arrive); False when it was made already, or there is no cache."""
+        if self.cache is None:
+            return False
+        recent = self.recall(conversation_id).recent
+        key = self._key(assembler, recent)
+        if self.cache.get(conversation_id, key) is not None:
+            return False
+        streamed = assembler.recall(recent)
+        self.cache.put(conversation_id, key, replace(streamed, precomputed=True))
+        return True
+
+    def streamed(
+        self, assembler: Assembler, conversation_id: str, recent: Sequence[Turn]
+    ) -> Streamed | None:
+        """The conversation's recall made ahead, if it still holds."""
+        if self.cache is None or not recent:
+            return None
+        return self.cache.get(conversation_id, self._key(assembler, recent))
+
+    def _key(self, assembler: Assembler, recent: Sequence[Turn]) -> Hashable:
+        newest = recent[-1].episode_id if recent else ""
+        return (newest, self.store.last_change(), assembler.turn_budget, assembler.min_similarity)
 
 
 def recalled(
@@ -160,12 +228,14 @@ def recalled(
     pin: Sequence[str] = (),
     **options: Any,
 ) -> ContextBlock:
-    """The context block of ``text`` with passive recall from conversation ``conversation_id``: its
-    last messages are shown first (as many as its recent budget holds), its last two join the
-    retrieval query, earlier related messages are searched, its pinned claims are
-    conversation pins, its pinned notes are referenced; the automatic memories the block
+    """The context block of ``text`` serving conversation ``conversation_id``: its last
+    messages are shown first (as many as its recent budget holds), then what
+    ``search_memory`` gave its last turn; the claims and earlier messages related to its last
+    two messages are recalled (made ahead if a server did, else now); its pinned claims are
+    conversation pins, its pinned notes are referenced. The automatic memories the block
     shows are recorded as the conversation's ``search`` references."""
     recall = conversations.recall(conversation_id)
+    made = conversations.streamed(assembler, conversation_id, recall.recent)
     base = query
     if base is None:
         base = refs.parse_document(text, language_id=language_id, path=path).clean_text
@@ -175,11 +245,14 @@ def recalled(
         text,
         language_id=language_id,
         path=path,
-        query="\n".join([base, *recall.turns]).strip(),
+        query=base,
         pin=[*pin, *recall.claim_pins],
         turns=recall.recent,
+        streamed=made or assembler.recall(recall.recent),
+        tool_results=recall.tools,
         **options,
     )
+    block = replace(block, recall="precomputed" if made is not None else "computed")
     shown = [
         ("claim", item["claim_id"], f"@{item['friendly_id']}")
         for section in block.sections

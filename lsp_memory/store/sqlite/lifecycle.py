@@ -81,7 +81,8 @@ class Episode:
 
 @dataclass(frozen=True, slots=True)
 class EpisodeRef:
-    """A reference an episode made (``direct``) or was given (``search``): what it names
+    """A reference an episode made (``direct``) or was given (``search``: by a context
+    block; ``tool``: by ``search_memory``): what it names
     (``kind``: claim, context, entity, tag, domain, note, episode or unresolved; ``target``:
     its id, a note's key, '' when unresolved) and how it was written (``label``)."""
 
@@ -352,7 +353,8 @@ class Lifecycle(StoreBase):
     def add_episode_refs(self, found: Sequence[EpisodeRef]) -> None:
         with self._write() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO episode_refs VALUES (?,?,?,?,?)",
+                "INSERT OR IGNORE INTO episode_refs (episode, via, kind, target, label) "
+                "VALUES (?,?,?,?,?)",
                 [(r.episode_row, r.via, r.kind, r.target, r.label) for r in found],
             )
 
@@ -362,6 +364,17 @@ class Lifecycle(StoreBase):
         found = self._db.execute(
             "SELECT episode, via, kind, target, label FROM episode_refs WHERE episode IN "
             "(SELECT value FROM json_each(?)) ORDER BY episode, via, kind, label",
+            (json.dumps(list(rows)),),
+        )
+        return [EpisodeRef(*row) for row in found]
+
+    @_translated
+    def tool_refs(self, rows: Sequence[int]) -> list[EpisodeRef]:
+        """The ``tool`` references of the episodes at ``rows`` (what ``search_memory`` gave
+        them): the newest episode's first, each episode's in the order they were given."""
+        found = self._db.execute(
+            "SELECT episode, via, kind, target, label FROM episode_refs WHERE via = 'tool' "
+            "AND episode IN (SELECT value FROM json_each(?)) ORDER BY episode DESC, rowid",
             (json.dumps(list(rows)),),
         )
         return [EpisodeRef(*row) for row in found]
