@@ -28,6 +28,7 @@ DEFAULT_BUDGET = 1500
 DIAGNOSTIC_SEVERITIES: Mapping[str, str] = MappingProxyType(
     {
         "unresolved": "warning",
+        "unknown-mention": "hint",
         "inactive-claim": "warning",
         "broken-link": "warning",
         "ambiguous-link": "information",

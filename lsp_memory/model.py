@@ -248,6 +248,16 @@ class Heading:
 
 
 @dataclass(frozen=True, slots=True)
+class Block:
+    """A block of a note that has an id (``… ^id`` ending a paragraph or list item, or
+    ``^id`` on the line after it, as Obsidian writes them): the id, without ``^``, and the
+    0-based line that holds it."""
+
+    id: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """A Markdown note in a vault (docs/reference.md, Notes), as parsed from its file."""
 
@@ -268,6 +278,7 @@ class Note:
     # find-references and rename read a file only when one of these (or a link) may name
     # what they look for. Texts, not References: a third of the memory per note.
     mentions: tuple[str, ...] = ()
+    blocks: tuple[Block, ...] = ()  # the blocks with an id, in order
 
     @property
     def key(self) -> str:
@@ -283,6 +294,8 @@ class NoteTarget:
     heading: Heading | None = None
     candidates: tuple[Note, ...] = ()  # every note that matched, best first (ties, ambiguity)
     error: str | None = None  # why it did not resolve
+    file: str | None = None  # no note but another file of the vault: its absolute path
+    block: Block | None = None  # for [[Target#^id]]: the block of that id
 
 
 # -- search index document ids -----------------------------------------------------------------

@@ -2,8 +2,10 @@
 clean text out.
 
 Pure and stdlib only. Tokens are ``@memory:<uuid>`` / ``@mem:<uuid>``, ``@<id>``, ``#<N>`` and
-``[[Target#Heading|Label]]``. In Markdown, fenced code blocks and inline code spans hide
-references. Every token carries its string offsets and its LSP range (UTF-16 columns).
+``[[Target#Heading|Label]]`` (``\\|`` is its ``|`` too, as Obsidian users write it inside a
+table). In Markdown, fenced code blocks, inline code spans and Obsidian comments (``%% … %%``;
+one left open runs to the end) hide references. Every token carries its string offsets and
+its LSP range (UTF-16 columns).
 """
 
 from __future__ import annotations
@@ -188,6 +190,13 @@ def _token(match: re.Match[str]) -> tuple[RefKind, str, str, str | None, str | N
     if not target:
         return None
     heading, label = match.group("heading", "label")
+    if label is not None:  # `[[a\\|b]]`: the backslash escapes the pipe in a table row
+        if heading is not None and heading.endswith("\\"):
+            heading = heading[:-1]
+        elif heading is None and target.endswith("\\"):
+            target = target[:-1].strip()
+            if not target:
+                return None
     # An empty heading or label (`[[a#]]`, `[[a|]]`) is the same as none.
     heading = (heading.strip() or None) if heading is not None else None
     label = (label.strip() or None) if label is not None else None
@@ -212,18 +221,48 @@ def _clean_text(text: str, references: tuple[Reference, ...]) -> str:
 
 
 def _code_regions(text: str) -> list[tuple[int, int]]:
-    """Sorted, disjoint ``(start, end)`` ranges of fenced code blocks and inline code spans."""
+    """Sorted, disjoint ``(start, end)`` ranges of fenced code blocks, inline code spans and
+    Obsidian comments."""
     fences = _fenced_blocks(text) if ("```" in text or "~~~" in text) else []
     if "`" not in text:
-        return fences
-    blank_line = _BLANK_LINE if "\r" in text else _BLANK_LINE_LF
+        regions = fences
+    else:
+        blank_line = _BLANK_LINE if "\r" in text else _BLANK_LINE_LF
+        regions = []
+        start = 0
+        for fence in fences:
+            regions.extend(_code_spans(text, start, fence[0], blank_line))
+            regions.append(fence)
+            start = fence[1]
+        regions.extend(_code_spans(text, start, len(text), blank_line))
+    return _with_comments(text, regions) if "%%" in text else regions
+
+
+def _with_comments(text: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``code`` and the Obsidian comments around it, sorted and disjoint: from a ``%%`` outside
+    code to the next ``%%`` outside code (inclusive), or to the end of the text."""
     regions: list[tuple[int, int]] = []
-    start = 0
-    for fence in fences:
-        regions.extend(_code_spans(text, start, fence[0], blank_line))
-        regions.append(fence)
-        start = fence[1]
-    regions.extend(_code_spans(text, start, len(text), blank_line))
+    pos = 0
+    index = 0  # the first code region not behind ``pos``
+    while (opening := text.find("%%", pos)) >= 0:
+        while index < len(code) and code[index][1] <= opening:
+            regions.append(code[index])
+            index += 1
+        if index < len(code) and code[index][0] <= opening:  # inside code: not a comment
+            pos = opening + 2
+            continue
+        closing = opening + 2
+        while (closing := text.find("%%", closing)) >= 0:
+            inside = next((r for r in code[index:] if r[0] <= closing < r[1]), None)
+            if inside is None:
+                break
+            closing = inside[1]
+        end = len(text) if closing < 0 else closing + 2
+        while index < len(code) and code[index][0] < end:
+            index += 1  # code inside the comment: the comment covers it
+        regions.append((opening, end))
+        pos = end
+    regions.extend(code[index:])
     return regions
 
 

@@ -26,6 +26,11 @@ class NoteSet:
 
     notes: dict[str, Note]
     keys: tuple[dict[str, tuple[str, ...]], ...]
+    files: frozenset[str] = frozenset()  # the vault's other files (attachments), by path
+
+    def with_files(self, files: frozenset[str]) -> NoteSet:
+        """This note set with the vault's other files ``files`` (itself if they are those)."""
+        return self if files == self.files else NoteSet(self.notes, self.keys, files)
 
     def updated(self, put: Mapping[str, Note], removed: Sequence[str]) -> NoteSet:
         """A new note set with the notes of ``put`` set and those of ``removed`` gone; the
@@ -49,7 +54,7 @@ class NoteSet:
             notes[path] = note
         for path in moved:
             _index(keys, path, new_keys[path])
-        return NoteSet(notes, keys)
+        return NoteSet(notes, keys, old.files)
 
 
 EMPTY = NoteSet({}, ({}, {}, {}, {}))

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from lsp_memory import refs
-from lsp_memory.model import Heading, Note, Reference, RefKind
+from lsp_memory.model import Block, Heading, Note, Reference, RefKind
 
 __all__ = [
     "BINARY_PROBE",
@@ -125,6 +125,13 @@ def build_note(
     tokens = refs.parse(text, markdown=True).references
     links = tuple(r for r in tokens if r.kind is RefKind.NOTE)
     headings, code, fences = _blocks(lines, body_line)
+    blocks = tuple(
+        Block(found.group(1), number)
+        for number in range(body_line, len(lines))
+        if number not in code and "^" in lines[number]
+        for found in [_BLOCK_ID.search(lines[number])]
+        if found is not None
+    )
     title = meta.title or next((h.text for h in headings if h.level == 1 and h.text), None)
     return Note(
         vault=vault,
@@ -143,6 +150,7 @@ def build_note(
         mentions=tuple(
             dict.fromkeys(sys.intern(r.text) for r in tokens if r.kind is not RefKind.NOTE)
         ),
+        blocks=blocks,
     )
 
 
@@ -348,6 +356,10 @@ def _kind(value: object) -> str:
     if isinstance(value, list):
         return "a list"
     return f"a {type(value).__name__}"
+
+
+# A block id ends its line: after white space, a closing `]]` or `)`, or alone on the line.
+_BLOCK_ID = re.compile(r"(?:^|(?<=\s)|(?<=\]\])|(?<=\)))\^([A-Za-z0-9-]+)[ \t]*$")
 
 
 def _blocks(lines: list[str], first: int) -> tuple[tuple[Heading, ...], set[int], set[int]]:

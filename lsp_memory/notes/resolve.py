@@ -6,8 +6,10 @@ which heading of it, and which rule makes a target name a note.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from lsp_memory.model import Heading, Note, NoteTarget
+from lsp_memory.notes.derived import derived
 from lsp_memory.notes.noteset import ALIAS, NAME, PATH, TITLE, NoteSet, fold, index_keys
 from lsp_memory.notes.parse import loose_key
 
@@ -37,8 +39,9 @@ def link_form(note: Note, target: str) -> str | None:
     return None
 
 
-def resolve_link(noteset: NoteSet, target: str, heading: str | None) -> NoteTarget:
-    """:meth:`~lsp_memory.notes.vault.Vault.resolve` over one note set."""
+def resolve_link(noteset: NoteSet, target: str, heading: str | None, root: str = "") -> NoteTarget:
+    """:meth:`~lsp_memory.notes.vault.Vault.resolve` over one note set, whose vault is at
+    ``root``."""
     wanted = target.strip()
     segments = _SEGMENT_SEPARATORS.split(wanted)
     if _ABSOLUTE.match(wanted) or ".." in segments:
@@ -55,7 +58,34 @@ def resolve_link(noteset: NoteSet, target: str, heading: str | None) -> NoteTarg
             ranked = sorted(paths, key=lambda p: (len(p), p))
             candidates = tuple(noteset.notes[p] for p in ranked)
             return _with_heading(candidates, heading)
+    found = _file(noteset, wanted)
+    if found is not None:
+        return NoteTarget(note=None, file=str(Path(root, found)))
     return NoteTarget(note=None, error=f"Note not found: {target}")
+
+
+def _file(noteset: NoteSet, target: str) -> str | None:
+    """The vault-relative path of the file (not a note) that ``target`` names: by its path
+    in the vault, else by its name (the shortest path first), ignoring case — as Obsidian
+    resolves ``![[picture.png]]``."""
+    if not noteset.files:
+        return None
+    index = derived(noteset, _files_by_key)
+    segments = [s for s in _SEGMENT_SEPARATORS.split(target) if s not in ("", ".")]
+    wanted = "/".join(segments).casefold()
+    found = index.get(wanted) if "/" in wanted else None
+    return found or index.get(wanted.rpartition("/")[2])
+
+
+def _files_by_key(noteset: NoteSet) -> dict[str, str]:
+    """Each other file by its casefolded path and by its casefolded name (the shortest path,
+    then the first alphabetically, for a name several files have)."""
+    index: dict[str, str] = {}
+    for path in sorted(noteset.files, key=lambda p: (len(p), p), reverse=True):
+        folded = path.casefold()
+        index[folded] = path
+        index[folded.rpartition("/")[2]] = path
+    return index
 
 
 def _with_heading(candidates: tuple[Note, ...], heading: str | None) -> NoteTarget:
@@ -63,6 +93,12 @@ def _with_heading(candidates: tuple[Note, ...], heading: str | None) -> NoteTarg
     note = candidates[0]
     if heading is None or not heading.strip():
         return NoteTarget(note=note, candidates=candidates)
+    if heading.startswith("^"):  # a block reference: [[Note#^id]]
+        block = next((b for b in note.blocks if b.id == heading[1:].strip()), None)
+        if block is None:
+            error = f"Block not found in {note.path}: {heading}"
+            return NoteTarget(note=note, candidates=candidates, error=error)
+        return NoteTarget(note=note, candidates=candidates, block=block)
     found = _find_heading(note, heading)
     if found is None:
         return NoteTarget(

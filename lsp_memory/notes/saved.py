@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from lsp_memory.cachefiles import Distrusted, read_bytes
-from lsp_memory.model import Heading, Note, Position, Reference, RefKind, Span
+from lsp_memory.model import Block, Heading, Note, Position, Reference, RefKind, Span
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: notes keep their block ids
 MAX_BYTES = 2 * 1024 * 1024 * 1024
 """The largest saved scan read (2 GiB; 10 000 notes take 28 MB)."""
 """Bumped whenever ``Note``, its parsing or this encoding change: an older file is ignored."""
@@ -79,6 +79,7 @@ def _encode(note: Note) -> tuple[Any, ...]:
         note.content_hash,
         note.warnings,
         note.mentions,
+        tuple((b.id, b.line) for b in note.blocks),
     )
 
 
@@ -96,7 +97,7 @@ def _optional(value: Any) -> bool:
 
 def _well_typed(row: Any) -> bool:
     """Whether ``row`` has the shape ``_encode`` gives (marshal decodes anything)."""
-    if not isinstance(row, tuple) or len(row) != 13:
+    if not isinstance(row, tuple) or len(row) != 14:
         return False
     (path, title, aliases, tags, archived, headings, links, body, size, mtime, digest) = row[:11]
     return (
@@ -107,6 +108,11 @@ def _well_typed(row: Any) -> bool:
         and _ints(size, mtime)
         and _texts(row[11])
         and _texts(row[12])
+        and isinstance(row[13], tuple)
+        and all(
+            isinstance(b, tuple) and len(b) == 2 and isinstance(b[0], str) and _ints(b[1])
+            for b in row[13]
+        )
         and isinstance(headings, tuple)
         and all(
             isinstance(h, tuple) and len(h) == 3 and isinstance(h[0], str) and _ints(*h[1:])
@@ -160,6 +166,7 @@ def _decode(root: str, row: Sequence[Any]) -> Note:
         content_hash=digest,
         warnings=warnings,
         mentions=mentions,
+        blocks=tuple(Block(block_id, line) for block_id, line in row[13]),
     )
 
 

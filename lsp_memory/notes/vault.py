@@ -77,7 +77,7 @@ class VaultView:
         that the note lacks leaves ``heading`` None and says so in ``error``; the note is
         still returned.
         """
-        return resolve_link(self._noteset, target, heading)
+        return resolve_link(self._noteset, target, heading, str(self.root))
 
     def note_at(self, path: Path) -> Note | None:
         """The note indexed for the file ``path`` (absolute, or relative to the vault), or
@@ -149,8 +149,10 @@ class Vault(VaultView):
         warnings: list[str] = []
         with collector_paused():
             loaded = self._load_saved(warnings)
-            found = self._folder.walk(warnings)
+            files: list[str] = []
+            found = self._folder.walk(warnings, files)
             result = self._refresh(found, None, warnings, started, loaded or ())
+            self._noteset = self._noteset.with_files(frozenset(files))
             if loaded is not None:
                 # A first scan reports every note's warnings, read now or before.
                 current = self._noteset.notes
@@ -204,6 +206,13 @@ class Vault(VaultView):
             entry = self._folder.stat_file(relative, str(full))
             if entry is not None:
                 found[relative] = entry
+        elif self._folder.is_other_file(relative):
+            files = set(self._noteset.files)
+            if full.is_file() and (not full.is_symlink() or self._folder.inside(str(full))):
+                files.add(relative)
+            else:
+                files.discard(relative)
+            self._noteset = self._noteset.with_files(frozenset(files))
         force = {relative} if reread else set()
         return self._refresh(found, {relative}, warnings, started, force)
 

@@ -66,6 +66,10 @@ def unusable_name(name: str) -> str | None:
     return None
 
 
+def _is_note_name(relative: str) -> bool:
+    return relative.rpartition("/")[2].lower().endswith(NOTE_SUFFIXES)
+
+
 class Unreadable(Exception):
     """A file that exists but cannot be indexed; the message is the warning."""
 
@@ -81,8 +85,9 @@ class Folder:
         # Binary files by path, with the size and mtime they had: not read again until changed.
         self.binary: dict[str, tuple[int, int]] = {}
 
-    def walk(self, warnings: list[str]) -> dict[str, Found]:
-        """Every note file under the root, by vault-relative path."""
+    def walk(self, warnings: list[str], files: list[str] | None = None) -> dict[str, Found]:
+        """Every note file under the root, by vault-relative path; the vault-relative paths of
+        its other files (attachments: images, PDFs, …) go to ``files`` when given."""
         found: dict[str, Found] = {}
         try:
             root_stat = self.root.stat()
@@ -110,7 +115,13 @@ class Folder:
                     continue
                 visited.add(identity)
             subfolders = self._list(
-                relative, full, found=found, linked=linked, visited=visited, warnings=warnings
+                relative,
+                full,
+                found=found,
+                linked=linked,
+                visited=visited,
+                warnings=warnings,
+                files=files,
             )
             folders.extend(reversed(subfolders))
         return found
@@ -124,9 +135,10 @@ class Folder:
         linked: list[tuple[str, str]],
         visited: set[tuple[int, int]],
         warnings: list[str],
+        files: list[str] | None = None,
     ) -> list[tuple[str, str]]:
-        """Add the note files of one folder to ``found``; its real subfolders to walk (and
-        its symlinked ones to ``linked``)."""
+        """Add the note files of one folder to ``found`` (its other files to ``files``); its
+        real subfolders to walk (and its symlinked ones to ``linked``)."""
         subfolders: list[tuple[str, str]] = []
         try:
             with os.scandir(full) as listing:
@@ -179,6 +191,12 @@ class Folder:
                     found[child] = Found(
                         child, entry.path, file_stat.st_size, file_stat.st_mtime_ns
                     )
+            elif files is not None and (not is_link or self._inside(entry.path)):
+                try:
+                    if entry.is_file():  # no stat: the folder listing says what it is
+                        files.append(child)
+                except OSError:
+                    continue
         return subfolders
 
     def stat_file(self, relative: str, full: str) -> Found | None:
@@ -193,6 +211,10 @@ class Folder:
             return None
         return Found(relative, full, file_stat.st_size, file_stat.st_mtime_ns)
 
+    def inside(self, full: str) -> bool:
+        """Whether the real path of ``full`` is inside the vault's real root."""
+        return self._inside(full)
+
     def _inside(self, full: str) -> bool:
         """Whether the real path of ``full`` is inside the vault's real root."""
         real = os.path.realpath(full)
@@ -201,8 +223,18 @@ class Folder:
     def is_candidate(self, relative: str) -> bool:
         """Whether a vault-relative path names a note by its name alone: Markdown, no hidden
         part, no ``node_modules`` folder, not excluded (nor any of its folders)."""
+        return _is_note_name(relative) and self._listed(relative)
+
+    def is_other_file(self, relative: str) -> bool:
+        """Whether a vault-relative path names one of the vault's other files (attachments)
+        by its name alone: not Markdown, and listed as a note would be."""
+        return not _is_note_name(relative) and self._listed(relative)
+
+    def _listed(self, relative: str) -> bool:
+        """No hidden part, no ``node_modules`` folder, not excluded (nor any of its folders),
+        a usable name."""
         parts = relative.split("/")
-        if not parts[-1].lower().endswith(NOTE_SUFFIXES) or unusable_name(relative):
+        if unusable_name(relative):
             return False
         if any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in parts):
             return False

@@ -235,6 +235,22 @@ async def test_definition_of_a_note_link_opens_the_file_at_the_heading(
     assert await definition_on(client, "plain words", "words") is None
 
 
+async def test_an_embedded_attachment_opens_the_file_and_its_hover_shows_the_image(
+    client: LanguageClient,
+) -> None:
+    """``![[diagram.png]]`` names a file of the vault that is not a note: definition opens it,
+    hover says what it is and shows it (an editor that renders Markdown images displays it),
+    and no diagnostic says it is missing. Before: "Note not found: diagram.png"."""
+    text = "Look: ![[diagram.png]] and [[Missing Target]]\n"
+    found = await definition_on(client, text, "diagram")
+    assert found is not None
+    assert local(found).resolve() == (VAULT / "images" / "diagram.png").resolve()
+    shown = markdown(await hover_on(client, text, "diagram"))
+    image = (VAULT / "images" / "diagram.png").resolve().as_uri()
+    assert shown.startswith("**diagram.png** · images/diagram.png · image · 0 KB"), shown
+    assert f"![diagram.png]({image})" in shown or "![diagram.png](file://" in shown, shown
+
+
 async def test_definition_of_a_context_opens_a_read_only_page_you_can_navigate_from(
     client: LanguageClient,
 ) -> None:

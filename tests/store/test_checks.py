@@ -62,8 +62,42 @@ def test_an_unresolved_reference_is_a_warning_with_the_resolver_message(
     assert (finding.kind, finding.severity) == ("unresolved", "warning")
     assert finding.message == "No memory or context found with ID: no_such_thing"
     assert finding.fixes == ()
-    kinds = [f.kind for f in run("#99 @claim_43 @mallory_only_f099", resolver)]
-    assert kinds == ["unresolved"] * 3
+    kinds = [f.kind for f in run("#42 @claim_43 @mallory_only_f099", resolver)]
+    assert kinds == ["unresolved"] * 2  # #42 is ann's
+
+
+def test_a_word_or_a_number_that_is_no_memory_reference_is_only_a_hint(
+    resolver: Resolver,
+) -> None:
+    """A vault's notes hold people's handles (``@octocat``) and numbers (``#1984``): they name
+    nothing, and could not be a memory reference typed wrong. Before, each was a warning:
+    644 on opening 1,500 notes of a public vault."""
+    findings = run("thanks @octocat for #1984 and @leafctx and #43", resolver)
+    assert [(f.reference.text, f.kind, f.severity) for f in findings] == [
+        ("@octocat", "unknown-mention", "hint"),
+        ("#1984", "unknown-mention", "hint"),  # ann's claims go up to #42
+        ("@leafctx", "unresolved", "warning"),  # a near miss: below
+        ("#43", "unknown-mention", "hint"),
+    ]
+    assert one(findings, "#1984").message.endswith("(your claims go up to #42)")
+    # A setting makes them warnings again.
+    loud = run(
+        "@octocat", resolver, severities={**DIAGNOSTIC_SEVERITIES, "unknown-mention": "warning"}
+    )
+    assert [(f.kind, f.severity) for f in loud] == [("unknown-mention", "warning")]
+
+
+def test_a_near_miss_says_what_it_may_have_meant_and_fixes_it(resolver: Resolver) -> None:
+    text = "ask @leafctx and @alice_nt, not @zzz_qqq"
+    findings = run(text, resolver)
+    near = one(findings, "@leafctx")
+    assert near.message == "No memory or context found with ID: leafctx; did you mean @leaf_ctx?"
+    (fix,) = near.fixes
+    assert isinstance(fix, Replace) and fix.preferred
+    assert applied(text, fix) == "ask @leaf_ctx and @alice_nt, not @zzz_qqq"
+    assert one(findings, "@alice_nt").message.endswith("did you mean @alice_ent?")
+    far = one(findings, "@zzz_qqq")  # memory-id shaped, nothing close: a plain warning
+    assert (far.kind, far.severity, far.fixes) == ("unresolved", "warning", ())
 
 
 def test_live_references_give_nothing(resolver: Resolver) -> None:

@@ -31,7 +31,7 @@ def root(tmp_path: Path) -> Path:
     folder = tmp_path / "vault"
     folder.mkdir()
     write(folder, "a.md", "---\naliases: [First]\n---\n# Alpha\n\nSee [[Beta#Two|b]] and @x_1.\n")
-    write(folder, "sub/b.md", "# Beta\n\n## Two\n\ntext\n")
+    write(folder, "sub/b.md", "# Beta\n\n## Two\n\ntext ^blk-1\n")  # a block id too
     return folder
 
 

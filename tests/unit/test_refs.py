@@ -446,3 +446,31 @@ def test_reference_at_holds_start_and_end_and_prefers_the_next_token() -> None:
     found = reference_at(text, text.index("@mid"), "plaintext", "x.txt")
     assert found is not None and found.target == "mid_ctx"
     assert reference_at("", 0) is None
+
+
+def test_an_escaped_pipe_separates_the_label_as_in_a_table_row() -> None:
+    """Obsidian users write ``[[Note\\|label]]`` inside a table, whose cells ``|`` divides:
+    before, the target was ``Note\\`` and the link broken (17 of them in Obsidian's own help)."""
+    row = "| a | [[Cards view\\|Cards]] | [[Basic formatting syntax#Comments\\|Comments]] |"
+    cards, comments = parse(row, markdown=True).references
+    assert (cards.target, cards.heading, cards.label) == ("Cards view", None, "Cards")
+    assert (comments.target, comments.heading, comments.label) == (
+        "Basic formatting syntax",
+        "Comments",
+        "Comments",
+    )
+    assert cards.text == "[[Cards view\\|Cards]]"  # the token is what is written
+    assert found("[[\\|x]]", markdown=True) == []  # an escape and no target: no link
+    assert only("[[a\\b]]").target == "a\\b"  # a backslash without a pipe stays
+
+
+def test_nothing_inside_an_obsidian_comment_is_a_reference() -> None:
+    """``%% … %%`` is a comment Obsidian never renders nor resolves; one left open runs to the
+    end of the note. A ``%%`` in code opens nothing."""
+    text = (
+        "[[Seen]] %% [[Hidden]] @hidden_id\n#12 %% @after `%% [[in code]]` [[Also seen]]\n"
+        "%%\n[[Unclosed]] @to_the_end"
+    )
+    assert found(text, markdown=True) == [(NOTE, "Seen"), (ID, "after"), (NOTE, "Also seen")]
+    assert in_code(text, text.index("Hidden")) and in_code(text, len(text) - 2)
+    assert found("a %% [[b]] %% c", markdown=False) == [(NOTE, "b")]  # Markdown only

@@ -5,7 +5,11 @@ a kind, a severity, a message, the reference and its suggested fixes. The langua
 them into diagnostics and quick fixes. Kinds and their default severities are
 ``lsp_memory.config.DIAGNOSTIC_SEVERITIES``:
 
-- ``unresolved``: an ``@id``, ``#N`` or ``@memory:`` reference that names nothing;
+- ``unresolved``: an ``@id``, ``#N`` or ``@memory:`` reference that names nothing; an
+  ``@id`` close to one that exists says which ("did you mean @leaf_ctx?"), with a fix;
+- ``unknown-mention`` (a hint): an ``@word`` that names nothing and has no memory-id shape
+  (no ``_``) nor a close existing id — a person's handle in a note, say — or a ``#N`` above
+  every claim number ever given (an issue number, a year);
 - ``inactive-claim``: a direct reference to a retracted, superseded, merged or deprecated claim,
   with a fix to its live successor when there is one;
 - ``broken-link``: a ``[[link]]`` to no note (fix: create it), outside the vault, or to a
@@ -16,6 +20,7 @@ them into diagnostics and quick fixes. Kinds and their default severities are
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +36,7 @@ from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolution, Resolver
 
 UNRESOLVED = "unresolved"
+UNKNOWN_MENTION = "unknown-mention"
 INACTIVE_CLAIM = "inactive-claim"
 BROKEN_LINK = "broken-link"
 AMBIGUOUS_LINK = "ambiguous-link"
@@ -136,10 +142,52 @@ def _check(reference: Reference, resolver: Resolver) -> list[Finding]:
     if reference.kind is RefKind.NOTE:
         return _note(reference, resolution, resolver)
     if resolution.error is not None:
-        return [Finding(UNRESOLVED, resolution.error, reference)]
+        return [_unresolved(reference, resolution.error, resolver)]
     if resolution.kind == "claim" and resolution.claims:
         return _claim(reference, resolution.claims[0], resolver)
     return []
+
+
+def _unresolved(reference: Reference, error: str, resolver: Resolver) -> Finding:
+    """A reference that names nothing: a near miss says what it may have meant; a word or a
+    number that could not be a memory reference is only a mention."""
+    if reference.kind is RefKind.ID:
+        near = _near(reference.target, resolver)
+        if near is not None:
+            title, written = f"Replace with @{near}", f"@{near}"
+            fix = Replace(title, reference.offset, reference.end, written, preferred=True)
+            return Finding(UNRESOLVED, f"{error}; did you mean @{near}?", reference, (fix,))
+        if "_" not in reference.target:
+            return Finding(UNKNOWN_MENTION, f"{error} (not a memory id: a mention?)", reference)
+    if reference.kind is RefKind.NUMBER:
+        number = reference.claim_number
+        last = resolver.store.last_claim_number(resolver.user)
+        if number is not None and number > last:
+            return Finding(UNKNOWN_MENTION, f"{error} (your claims go up to #{last})", reference)
+    return Finding(UNRESOLVED, error, reference)
+
+
+NEAR_CUTOFF = 0.8
+"""How alike (difflib's ratio, 0–1) a written id and an existing one must be for a near miss:
+one letter wrong or missing in an id of eight."""
+
+
+def _near(target: str, resolver: Resolver) -> str | None:
+    """The existing context, entity, tag or domain id most like ``target``, if one is close
+    (claims are left out: there are too many, and they are completed, not typed)."""
+    store, user = resolver.store, resolver.user
+
+    def ids() -> list[str]:
+        return [
+            *(c.friendly_id for c in store.contexts(user)),
+            *(e.friendly_id for e in store.entities(user)),
+            *(t.friendly_id for t in store.tags(user)),
+            *(f"{d}_domain" for d in store.domains(user)),
+        ]
+
+    known: list[str] = store.remembered(("near ids", user), ids)
+    found = difflib.get_close_matches(target.casefold(), known, n=1, cutoff=NEAR_CUTOFF)
+    return found[0] if found else None
 
 
 # Claims --------------------------------------------------------------------------------------
@@ -187,6 +235,8 @@ def _same_form(reference: Reference, claim: Claim) -> str:
 
 def _note(reference: Reference, resolution: Resolution, resolver: Resolver) -> list[Finding]:
     target = resolution.note
+    if target is not None and target.file is not None:
+        return []  # an attachment of the vault: there
     note = target.note if target is not None else None
     if note is None or target is None:
         message = resolution.error or f"{_NOT_FOUND}{reference.target}"

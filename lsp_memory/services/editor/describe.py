@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,9 +168,13 @@ class Describer:
             return None
         target = resolution.note
         if target is not None:
+            if target.file is not None:  # an attachment: the file itself
+                return Destination(Path(target.file))
             if target.note is None:
                 return None
             line = target.heading.line if target.heading is not None else 0
+            if target.block is not None:
+                line = target.block.line
             return Destination(Path(target.note.vault) / target.note.path, line)
         page = self.page(resolution)
         return None if page is None else Destination(write_page(pages, page))
@@ -507,6 +512,8 @@ class Describer:
 
     def _note_hover(self, resolution: Resolution) -> str:
         target: NoteTarget | None = resolution.note
+        if target is not None and target.file is not None:
+            return _file_hover(target.file, resolution.id or target.file)
         note = target.note if target is not None else None
         if target is None or note is None:
             return f"⚠️ {_md(resolution.error or 'Note not found')}"
@@ -516,6 +523,8 @@ class Describer:
             notices.append("⚠️ archived")
         if target.heading is not None:
             notices.append(f"§ {_md(target.heading.text)} (line {target.heading.line + 1})")
+        elif target.block is not None:
+            notices.append(f"block ^{_md(target.block.id)} (line {target.block.line + 1})")
         elif target.error:
             notices.append(f"⚠️ {_md(target.error)}")
         if len(target.candidates) > 1:
@@ -569,6 +578,29 @@ class Describer:
 
 
 # -- shared pieces ------------------------------------------------------------------------------
+
+
+_FILE_KINDS = {
+    **dict.fromkeys(("avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp"), "image"),
+    **dict.fromkeys(("flac", "m4a", "mp3", "ogg", "wav", "3gp"), "audio"),
+    **dict.fromkeys(("mkv", "mov", "mp4", "ogv", "webm"), "video"),
+    "pdf": "PDF",
+}
+"""What Obsidian shows of an attached file, by its extension (its "Accepted file formats")."""
+
+
+def _file_hover(path: str, relative: str) -> str:
+    """An attachment's name, path, kind and size; an image shown (where the editor renders
+    Markdown images)."""
+    file = Path(path)
+    kind = _FILE_KINDS.get(file.suffix.lower().lstrip("."), "file")
+    parts = [f"**{_md(file.name)}**", _md(relative), kind]
+    with suppress(OSError):  # gone since the scan: said without its size
+        parts.append(f"{file.stat().st_size / 1024:,.0f} KB")
+    text = " · ".join(parts)
+    if kind == "image":
+        text += f"\n\n![{_md(file.name)}]({file.as_uri()})"
+    return text
 
 
 def _md(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lsp_memory import refs
@@ -138,6 +139,9 @@ class Resolver:
             target = vault.resolve(reference.target, reference.heading)
             if target.note is not None:
                 return Resolution(reference.text, "note", target.note.path, note=target, error=None)
+            if target.file is not None:  # an attachment: an image, a PDF, …
+                relative = Path(target.file).relative_to(vault.root).as_posix()
+                return Resolution(reference.text, "file", relative, note=target, error=None)
             missed = missed or target
         error = missed.error if missed and missed.error else f"Note not found: {reference.target}"
         return Resolution(reference.text, "note", None, note=missed, error=error)

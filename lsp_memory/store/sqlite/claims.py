@@ -101,6 +101,12 @@ class Claims(ClaimLoader):
         return self._any_claim_with("claim_types", "type", claim_type, user)
 
     @_translated
+    def last_claim_number(self, user: str) -> int:
+        """The highest number ever given a claim of ``user`` (0 before the first)."""
+        row = self._db.execute("SELECT last FROM claim_numbers WHERE user = ?", (user,)).fetchone()
+        return int(row[0]) if row else 0
+
+    @_translated
     def claim_by_number(self, user: str, number: int) -> Claim | None:
         return self._one(_CLAIM_SELECT + "WHERE c.user = ? AND c.number = ?", (user, number))
 
