@@ -372,14 +372,14 @@ _ECHO = re.compile(
     r"[\s.!]*$",
     re.IGNORECASE,
 )
+_HOW_MANY = r"one|two|three|four|five|six|seven|eight|nine|ten|\d+|a few|several|a couple"
+_COUNT = re.compile(rf"^(?:{_HOW_MANY})$", re.IGNORECASE)
+"""An answer that is only how many ("yes, two"): of the thing asked about."""
 _NOUN_PHRASE = re.compile(
-    r"^(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twins|\d+|a few|a couple of|"
-    r"several|some|lots of|loads of|many)(?: [\w'’-]+){0,4}$",
+    rf"^(?:a|an|{_HOW_MANY}(?: of)?|twins|some|lots of|loads of|many)(?: [\w'’-]+){{0,4}}$",
     re.IGNORECASE,
 )
-_COUNT = re.compile(
-    r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+|a few|several|a couple)$", re.I
-)
+"""An answer that names what one has ("yes, a dog and a cat")."""
 _ASKED = re.compile(
     r"^(?:and |so |also |out of interest,? |by the way,? )?(?:"
     r"(?P<have>do you (?:currently |still )?have|have you got)\s+(?P<owned>.+)|"
