@@ -4,8 +4,9 @@
         [--runs 5] [--json]
 
 Each line of the set is a message pair with the claims a careful reader would write down
-(``expected``: statement and category) and a ``split``: ``dev`` was looked at while writing
-the rules, ``test`` was not (how the set is labelled: tests/data/README.md).
+(``expected``: statement and category), optionally the assistant's message before it
+(``previousAssistant``, which a short answer is read with), and a ``split``: ``dev`` was
+looked at while writing the rules, ``test`` was not (how the set is labelled: tests/data/README.md).
 
 The matching rule: an extracted statement matches an expected one when they are the same
 after normalisation (lower case, straight apostrophes, punctuation and spaces collapsed), or
@@ -65,7 +66,12 @@ def score(rows: list[dict[str, Any]], classifier: Classifier | None = None) -> d
     extra: list[str] = []
     wrong: list[str] = []
     for row in rows:
-        got = extract(row["userMessage"], row.get("assistantResponse"), classifier=classifier)
+        got = extract(
+            row["userMessage"],
+            row.get("assistantResponse"),
+            classifier=classifier,
+            question=row.get("previousAssistant"),
+        )
         want = list(row["expected"])
         found += len(got)
         expected += len(want)
@@ -105,7 +111,12 @@ def speed(rows: list[dict[str, Any]], classifier: Classifier, runs: int = 5) -> 
         started = time.perf_counter()
         for _ in range(10):
             for row in rows:
-                extract(row["userMessage"], row.get("assistantResponse"), classifier=classifier)
+                extract(
+                    row["userMessage"],
+                    row.get("assistantResponse"),
+                    classifier=classifier,
+                    question=row.get("previousAssistant"),
+                )
         rates.append(10 * len(rows) / (time.perf_counter() - started))
     return rates
 

@@ -1,4 +1,5 @@
-"""``claim add|show|list|retract|restore`` and ``classify``."""
+"""``claim add|show|list|retract|restore|pin|unpin``, ``claim context add|remove`` and
+``classify``."""
 
 from __future__ import annotations
 
@@ -140,4 +141,24 @@ def cmd_claim_restore(app: App, args: argparse.Namespace) -> int:
         print(f"{handle(claim)} is already active")
         return 0
     print(f"restored {handle(claim)} (was {claim.status.value})")
+    return 0
+
+
+def cmd_claim_pin(app: App, args: argparse.Namespace) -> int:
+    print(app.records().pin(claim_for(app, args.ref)))
+    return 0
+
+
+def cmd_claim_unpin(app: App, args: argparse.Namespace) -> int:
+    print(app.records().pin(claim_for(app, args.ref), pinned=False))
+    return 0
+
+
+def cmd_claim_context_add(app: App, args: argparse.Namespace) -> int:
+    print(app.records().link_context(claim_for(app, args.ref), args.context))
+    return 0
+
+
+def cmd_claim_context_remove(app: App, args: argparse.Namespace) -> int:
+    print(app.records().link_context(claim_for(app, args.ref), args.context, linked=False))
     return 0

@@ -1,4 +1,4 @@
-"""Conversations: ``ingest`` and ``conversation list|show|pin``."""
+"""Conversations: ``ingest`` and ``conversation list|show|pin|unpin``."""
 
 from __future__ import annotations
 
@@ -55,4 +55,9 @@ def cmd_conversation_show(app: App, args: argparse.Namespace) -> int:
 
 def cmd_conversation_pin(app: App, args: argparse.Namespace) -> int:
     print(app.conversations().pin(args.id, args.ref))
+    return 0
+
+
+def cmd_conversation_unpin(app: App, args: argparse.Namespace) -> int:
+    print(app.conversations().unpin(args.id, args.ref))
     return 0

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from lsp_memory import refs
 from lsp_memory.app import App
-from lsp_memory.errors import UnresolvedReference, UserError
+from lsp_memory.errors import UserError
 from lsp_memory.model import Claim, Reference
-from lsp_memory.services.kernel.resolver import parse_argument
+from lsp_memory.services.kernel.resolver import claim_named
 
 
 def read_input(name: str) -> bytes:
@@ -50,9 +50,4 @@ def strip_at(value: str) -> str:
 
 def claim_for(app: App, ref: str) -> Claim:
     """The claim a command-line REF names; one-line error when it names none or not a claim."""
-    resolution = app.snapshot().resolver().resolve(parse_argument(ref))
-    if resolution.error:
-        raise UnresolvedReference(resolution.error)
-    if resolution.kind != "claim":
-        raise UnresolvedReference(f"{ref} is a {resolution.kind}, not a claim")
-    return resolution.claims[0]
+    return claim_named(app.snapshot().resolver(), ref)

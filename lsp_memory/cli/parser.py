@@ -8,10 +8,14 @@ from typing import Any
 from lsp_memory import __version__
 from lsp_memory.cli.claims import (
     cmd_claim_add,
+    cmd_claim_context_add,
+    cmd_claim_context_remove,
     cmd_claim_list,
+    cmd_claim_pin,
     cmd_claim_restore,
     cmd_claim_retract,
     cmd_claim_show,
+    cmd_claim_unpin,
     cmd_classify,
 )
 from lsp_memory.cli.contexts import cmd_context_add, cmd_context_tree
@@ -19,6 +23,7 @@ from lsp_memory.cli.conversations import (
     cmd_conversation_list,
     cmd_conversation_pin,
     cmd_conversation_show,
+    cmd_conversation_unpin,
     cmd_ingest,
 )
 from lsp_memory.cli.documents import cmd_build_context, cmd_refs, cmd_resolve
@@ -61,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", metavar="FILE", nargs="?", help="where to write (default stdout)")
 
     claim = commands.add_parser(
-        "claim", help="add, show, list, retract and restore claims", parents=[shared]
+        "claim",
+        help="add, show, list, retract, restore and pin claims, and put them in contexts",
+        parents=[shared],
     )
     claims = claim.add_subparsers(dest="claim_command", metavar="ACTION", required=True)
     sub = command(claims, "add", cmd_claim_add, "add a claim")
@@ -92,6 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
     sub = command(claims, "restore", cmd_claim_restore, "make a claim active again")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    sub = command(claims, "pin", cmd_claim_pin, "pin a claim globally (in every context block)")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    sub = command(claims, "unpin", cmd_claim_unpin, "unpin a globally pinned claim")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    links = claims.add_parser(
+        "context", help="add a claim to a context or remove it from one", parents=[shared]
+    )
+    link_actions = links.add_subparsers(dest="link_command", metavar="ACTION", required=True)
+    for name, handler, help_text in (
+        ("add", cmd_claim_context_add, "add a claim to a context"),
+        ("remove", cmd_claim_context_remove, "remove a claim from a context"),
+    ):
+        sub = command(link_actions, name, handler, help_text)
+        sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or @memory:<uuid>")
+        sub.add_argument("context", metavar="CONTEXT", help="the context's friendly id")
 
     sub = command(commands, "classify", cmd_classify, "the category of each statement")
     sub.add_argument("texts", metavar="TEXT", nargs="*", help="statements, or - for stdin lines")
@@ -182,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("id", metavar="ID")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(actions, "pin", cmd_conversation_pin, "pin a claim or note to a conversation")
+    sub.add_argument("id", metavar="ID")
+    sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or [[Note]]")
+    sub = command(actions, "unpin", cmd_conversation_unpin, "unpin a claim or note")
     sub.add_argument("id", metavar="ID")
     sub.add_argument("ref", metavar="REF", help="#42, @friendly_id or [[Note]]")
 

@@ -1,18 +1,27 @@
 """Code actions that more than one feature offers or runs: "Remember selection as a claim"
 (offered with the quick fixes of ``diagnostics``, run by ``commands``'
-``lspMemory.rememberSelection``)."""
+``lspMemory.rememberSelection``), and "Pin @x" / "Unpin @x" on a claim's reference (run by
+``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from lsp_memory import refs
+from lsp_memory.model import Claim, Reference
+
+if TYPE_CHECKING:
+    from lsp_memory.app import Snapshot
 
 REMEMBER = "lspMemory.rememberSelection"
 CREATE_NOTE = "lspMemory.createNote"
 """The command a "Create note" quick fix runs where the client cannot create files."""
 REMEMBER_KIND = types.CodeActionKind.RefactorExtract
+PIN, UNPIN = "lspMemory.pinClaim", "lspMemory.unpinClaim"
+"""The commands "Pin @x" and "Unpin @x" run: argument, the claim's reference."""
 
 
 def remember_actions(
@@ -51,3 +60,34 @@ def selected_text(doc: TextDocument, where: types.Range) -> str:
     start = doc.offset_at_position(where.start)
     end = doc.offset_at_position(where.end)
     return doc.source[start:end].strip() if end > start else ""
+
+
+def claim_at(
+    reads: Snapshot, text: str, offset: int, language_id: str | None, path: str | None
+) -> tuple[Reference, Claim] | None:
+    """The reference at ``offset`` of a document and the claim it names, if it names one
+    (read in a worker: it resolves)."""
+    reference = refs.reference_at(text, offset, language_id, path)
+    if reference is None:
+        return None
+    resolution = reads.resolver().resolve(reference)
+    if resolution.error is not None or resolution.kind != "claim" or not resolution.claims:
+        return None
+    return reference, resolution.claims[0]
+
+
+def pin_actions(
+    found: tuple[Reference, Claim] | None, params: types.CodeActionParams, literal: bool
+) -> list[types.CodeAction | types.Command]:
+    """ "Pin @x" on a reference to a claim that is not pinned, "Unpin @x" on one that is.
+    They have no kind, so a client asking for some kinds only (``only``) is not offered
+    them."""
+    if found is None or params.context.only:
+        return []
+    reference, claim = found
+    title, name = (
+        (f"Unpin {reference.text}", UNPIN) if claim.pinned else (f"Pin {reference.text}", PIN)
+    )
+    # The claim's uuid: the action stays right if the text or the claim's id changes meanwhile.
+    command = types.Command(title=title, command=name, arguments=[f"@memory:{claim.claim_id}"])
+    return [types.CodeAction(title=title, command=command) if literal else command]

@@ -85,6 +85,8 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.addClaim": WORKER,  # may classify, embed, or wait out another writer's lock
     "lspMemory.rememberSelection": WORKER,  # the same, then asks the client to edit
     "lspMemory.createNote": WORKER,  # writes a file
+    "lspMemory.pinClaim": WORKER,  # writes a claim
+    "lspMemory.unpinClaim": WORKER,
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

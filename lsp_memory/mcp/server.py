@@ -1,4 +1,4 @@
-"""The MCP server: five tools over the same store, settings and user as the command line.
+"""The MCP server: nine tools over the same store, settings and user as the command line.
 
 - ``search_memory(query, search_type, limit, session_id, max_tokens)``: hybrid search over
   facts (claims), episodes, both, notes or all of them, near-duplicates once, only claims of
@@ -13,6 +13,9 @@
   context block's JSON, with passive recall when a conversation's id is given, and the
   options of ``build-context``;
 - ``resolve(refs)``: what references name, like ``resolve --json``.
+- ``pin_memory(reference)``, ``unpin_memory(reference)``, ``add_memory_to_context(reference,
+  context)``, ``remove_memory_from_context(reference, context)``: like ``claim pin``,
+  ``claim unpin``, ``claim context add`` and ``claim context remove``, with their line.
 
 A bad argument (a wrong type, an unknown ``search_type``, a reference that names nothing, a
 conversation of no one's, a text longer than ``MAX_TEXT``) is a tool error with one line;
@@ -46,12 +49,13 @@ from pydantic import Field, ValidationError
 from lsp_memory.app import App
 from lsp_memory.errors import UserError
 from lsp_memory.mcp.stdio import stdio_streams
-from lsp_memory.model import MAX_STATEMENT, doc_key
+from lsp_memory.model import MAX_STATEMENT, Claim, doc_key
 from lsp_memory.services.block import referenced_lines
 from lsp_memory.services.conversations.ingest import MAX_MESSAGE, MAX_SESSION_ID, pair_from
 from lsp_memory.services.conversations.recall import recalled
-from lsp_memory.services.kernel.resolver import parse_argument, resolution_record
+from lsp_memory.services.kernel.resolver import claim_named, parse_argument, resolution_record
 from lsp_memory.services.kernel.tokens import o200k
+from lsp_memory.services.memory.records import Records
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
 SEARCH_TYPES = {
@@ -208,6 +212,13 @@ def _problem(problem: Any) -> str:
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Name = Annotated[str, Field(max_length=MAX_NAME)]
+Ref = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_REF, description="the claim: #42, @friendly_id"),
+]
+ContextId = Annotated[
+    str, Field(min_length=1, max_length=MAX_NAME, description="the context's friendly id")
+]
 
 
 def build(app: App, lanes: Lanes) -> MCPServer:
@@ -412,6 +423,39 @@ def build(app: App, lanes: Lanes) -> MCPServer:
 
         # With a conversation, what the block shows is written as its references.
         return await (write(block) if session_id else read(block))
+
+    def claim_change(reference: str, change: Callable[[Records, Claim], str]) -> dict[str, Any]:
+        """``change`` made to the claim ``reference`` names, on the writer's thread."""
+        claim = claim_named(app.snapshot().resolver(), reference)
+        message = change(app.records(), claim)
+        return {
+            "claim": f"#{claim.number}",
+            "reference": f"@{claim.friendly_id}",
+            "message": message,
+        }
+
+    @server.tool()
+    async def pin_memory(reference: Ref) -> dict[str, Any]:
+        """Pin a claim globally: it is shown in every context block while it is live."""
+        return await write(partial(claim_change, reference, lambda r, c: r.pin(c)))
+
+    @server.tool()
+    async def unpin_memory(reference: Ref) -> dict[str, Any]:
+        """Unpin a globally pinned claim."""
+        return await write(partial(claim_change, reference, lambda r, c: r.pin(c, pinned=False)))
+
+    @server.tool()
+    async def add_memory_to_context(reference: Ref, context: ContextId) -> dict[str, Any]:
+        """Add a claim to one of the user's contexts (``@context`` then gives it)."""
+        change = partial(claim_change, reference, lambda r, c: r.link_context(c, context))
+        return await write(change)
+
+    @server.tool()
+    async def remove_memory_from_context(reference: Ref, context: ContextId) -> dict[str, Any]:
+        """Remove a claim from one of the user's contexts."""
+        return await write(
+            partial(claim_change, reference, lambda r, c: r.link_context(c, context, linked=False))
+        )
 
     @server.tool()
     async def resolve(

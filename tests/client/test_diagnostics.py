@@ -77,7 +77,10 @@ async def actions(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
+            # Quick fixes only: on a claim's reference "Pin"/"Unpin" is offered too.
+            context=types.CodeActionContext(
+                diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix]
+            ),
         )
     )
     found = [a for a in result or () if isinstance(a, types.CodeAction)]

@@ -3,7 +3,7 @@ lines of its stdio channel — raw bytes, JSON broken on purpose (cut short, byt
 UTF-8, surrogates encoded as bytes, 5 000-digit numbers, nesting 5 000 deep), JSON of the
 wrong shape (batches, scalars, ids and params of the wrong type, answers nobody asked for),
 and well-formed requests and notifications of every method the MCP SDK knows, with
-parameters well formed or mangled; above all ``tools/call`` of the five tools (and unknown
+parameters well formed or mangled; above all ``tools/call`` of every tool (and unknown
 ones) with arguments of the right shape or not: odd Unicode (NUL, U+2028, lone surrogates,
 joiners), strings longer than the limits, deep nesting — and ``expected``, which says from a
 line's bytes alone what must answer it, by the rules ``lsp_memory/mcp/stdio.py`` documents.
@@ -42,7 +42,17 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 REQUESTS = tuple(sorted({method for method, _ in CLIENT_REQUESTS}))
 NOTIFICATIONS = tuple(sorted({method for method, _ in CLIENT_NOTIFICATIONS}))
 """Every request and notification method a client may send, as the SDK lists them."""
-TOOLS = ("search_memory", "remember", "ingest_messages", "build_context", "resolve")
+TOOLS = (
+    "search_memory",
+    "remember",
+    "ingest_messages",
+    "build_context",
+    "resolve",
+    "pin_memory",
+    "unpin_memory",
+    "add_memory_to_context",
+    "remove_memory_from_context",
+)
 CONVERSATION = "trip"
 """A conversation the fuzzed server has (the fixture ingests one message in it)."""
 
@@ -156,6 +166,16 @@ TOOL_ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "session_id": names,
         },
     ),
+    **{
+        tool: st.fixed_dictionaries({"reference": references})
+        for tool in ("pin_memory", "unpin_memory")
+    },
+    **{
+        tool: st.fixed_dictionaries(
+            {"reference": references, "context": st.sampled_from(("@root_ctx", "x")) | names}
+        )
+        for tool in ("add_memory_to_context", "remove_memory_from_context")
+    },
     "resolve": st.fixed_dictionaries(
         {
             "refs": st.lists(references, max_size=5)

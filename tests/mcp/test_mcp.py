@@ -1,4 +1,4 @@
-"""``lsp-memory mcp`` driven by the official SDK's client over stdio: the five tools and
+"""``lsp-memory mcp`` driven by the official SDK's client over stdio: the tools and
 their schemas, answers as structured content, the store they write, bad arguments (and
 arguments beyond the limits) as tool errors with one line while the server keeps serving,
 and reads answered while a slow write runs."""
@@ -81,6 +81,10 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
         "ingest_messages",
         "build_context",
         "resolve",
+        "pin_memory",
+        "unpin_memory",
+        "add_memory_to_context",
+        "remove_memory_from_context",
     }
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]

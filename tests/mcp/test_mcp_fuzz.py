@@ -1,6 +1,6 @@
 """Fuzzing the MCP server over its real stdio channel: hypothesis draws lines (``fuzzing.py``:
 raw bytes, broken JSON, JSON of the wrong shape, requests and notifications of every method
-the SDK knows, ``tools/call`` of the five tools with arguments of the right shape or not,
+the SDK knows, ``tools/call`` of every tool with arguments of the right shape or not,
 odd Unicode, strings beyond the limits, deep nesting, now and then a line over 4 MiB) and
 writes them to ONE ``python -m lsp_memory mcp`` per module, one message a line, as an MCP
 client does.

@@ -46,6 +46,35 @@ def test_clear_statements_get_their_category(category: str, text: str) -> None:
     assert builtin_model().decide(text).category == category
 
 
+# The category guide's own examples: terse notes, most in the third person or without a
+# subject. None is in the labelled set; the model is not trained on them.
+GUIDE = [
+    ("identity", "User's name is Chris"),
+    ("identity", "User lives in Tonbridge"),
+    ("identity", "User runs Hadley Bricks"),
+    ("preference", "User prefers concise responses"),
+    ("preference", "User likes detailed specs"),
+    ("relationship", "Abby is user's wife"),
+    ("relationship", "Max is user's son"),
+    ("emotional", "User stressed about deadline"),
+    ("emotional", "User excited about Japan trip"),
+    ("project-active", "Working on Discord bot"),
+    ("project-active", "Building eBay integration"),
+    ("goal", "Planning Japan trip April 2026"),
+    ("goal", "Wants to launch by Q2"),
+    ("constraint", "Budget is £10k"),
+    ("constraint", "Deadline is Friday"),
+    ("technical", "Auth uses JWT tokens"),
+    ("technical", "Database is Supabase"),
+    ("technical", "Fixed race condition in cache"),
+]
+
+
+@pytest.mark.parametrize(("category", "text"), GUIDE)
+def test_the_category_guide_s_examples_get_their_category(category: str, text: str) -> None:
+    assert Classifier().classify(text).category == category
+
+
 def test_every_category_has_clear_statements_here() -> None:
     assert {category for category, _ in CLEAR} == set(CATEGORIES)
 

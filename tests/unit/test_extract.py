@@ -143,6 +143,50 @@ def test_the_assistant_is_never_a_source() -> None:
     assert extract("Sounds good.", "I live in Paris and I love jazz.") == []
 
 
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Abby and I are planning a Japan trip in April 2026.",
+         ["Abby and I are planning a Japan trip in April 2026"]),
+        ("So Mary Jane and I got married in June", ["Mary Jane and I got married in June"]),
+        ("I live in Lyon and I work at Acme.", ["I live in Lyon", "I work at Acme"]),
+        ("Sure and I work at Acme", ["I work at Acme"]),
+    ],
+)  # fmt: skip
+def test_a_pair_of_subjects_stays_whole(message: str, expected: list[str]) -> None:
+    assert said(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        ("Do you have kids?", "yes, two kids", ["I have two kids"]),
+        ("Lovely. Do you have any pets?", "yes, two", ["I have two pets"]),
+        ("Do you have any pets?", "Yes, a dog and a cat!", ["I have a dog and a cat"]),
+        ("Do you have your own car?", "yeah I do", ["I have my own car"]),
+        ("Do you have kids?", "no, not yet", ["I don't have kids"]),
+        ("Do you eat meat?", "nope", ["I don't eat meat"]),
+        ("Do you speak Spanish?", "yes", ["I speak Spanish"]),
+        ("Are you vegetarian?", "no", ["I'm not vegetarian"]),
+        ("Do you have kids?", "Yes, two kids. I live in Lyon.",
+         ["I have two kids", "I live in Lyon"]),
+        # Not a yes/no question about the user, or more than yes/no and a thing one has.
+        ("Do you want me to draft it?", "yes please", []),
+        ("Are you sure?", "yes", []),
+        ("Do you like it?", "yes", []),
+        ("Do you prefer tea or coffee?", "yes", []),
+        ("What do you do?", "yes", []),
+        ("Do you speak Spanish?", "yes, a little", []),
+        ("Do you have kids?", "yes, but they live with their mum", []),
+        ("Do you have kids?", "Thanks, that helps.", []),
+    ],
+)  # fmt: skip
+def test_a_short_answer_is_read_with_the_question(
+    question: str, answer: str, expected: list[str]
+) -> None:
+    assert [found.statement for found in extract(answer, question=question)] == expected
+
+
 def test_an_extractor_commands_answer() -> None:
     answer = [{"statement": " I live  in Lyon ", "category": "identity"}]
     assert answers_to_extracted(answer) == [Extracted("I live in Lyon", "identity")]

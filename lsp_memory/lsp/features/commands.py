@@ -1,8 +1,9 @@
 """``workspace/executeCommand``: ``lspMemory.search``, ``lspMemory.addClaim``,
 ``lspMemory.rememberSelection`` (what the "Remember selection" code actions run),
 ``lspMemory.reindex``, ``lspMemory.buildContext``, ``lspMemory.review``,
-``lspMemory.status`` and ``lspMemory.createNote`` (the "Create note" quick fix of a client
-that cannot create files through an edit).
+``lspMemory.status``, ``lspMemory.createNote`` (the "Create note" quick fix of a client
+that cannot create files through an edit), and ``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``
+(what "Pin @x" / "Unpin @x" run).
 
 ``buildContext`` returns the context block's JSON, built by the same service as
 ``lsp-memory build-context``. Every command but ``reindex`` does its work in a worker
@@ -24,7 +25,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.errors import UserError
-from lsp_memory.lsp.actions import CREATE_NOTE, REMEMBER, selected_text
+from lsp_memory.lsp.actions import CREATE_NOTE, PIN, REMEMBER, UNPIN, selected_text
 from lsp_memory.lsp.convert import (
     as_document,
     edit_capability,
@@ -35,6 +36,7 @@ from lsp_memory.lsp.convert import (
 from lsp_memory.model import Claim
 from lsp_memory.services.editor.checks import create_note_file
 from lsp_memory.services.kernel.claim_form import claim_record
+from lsp_memory.services.kernel.resolver import claim_named
 from lsp_memory.services.memory.review import VERBS
 from lsp_memory.services.retrieval.search import REFERABLE, SCOPES, SHOWN_STATUSES
 
@@ -163,6 +165,27 @@ def register(server: MemoryServer) -> None:
             "replaced": replaced,
             "supersedes": supersedes,
         }
+
+    async def pinned(ls: LanguageServer, args: tuple[Any, ...], pin: bool) -> dict[str, Any]:
+        """Argument: the claim's reference. ``{"reference", "pinned", "message"}``."""
+        session = _session(ls)
+        ref = _text(args[0] if args else None, "reference")
+
+        def change(reads: Snapshot) -> tuple[Claim, str]:
+            claim = claim_named(reads.resolver(), ref)
+            return claim, reads.records().pin(claim, pinned=pin)
+
+        claim, message = await session.run(change)
+        session.poke()
+        return {"reference": f"@{claim.friendly_id}", "pinned": pin, "message": message}
+
+    @command(PIN)
+    async def pin_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+        return await pinned(ls, args, True)
+
+    @command(UNPIN)
+    async def unpin_claim(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+        return await pinned(ls, args, False)
 
     @command("lspMemory.reindex")
     def reindex(ls: LanguageServer, *_args: Any) -> dict[str, str]:

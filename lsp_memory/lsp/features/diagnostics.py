@@ -1,7 +1,8 @@
 """``textDocument/publishDiagnostics`` for the references of open documents, and their quick
 fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
 This module answers ``textDocument/codeAction`` (one handler per method), adding the
-"Remember selection" actions (``lsp/actions.py``).
+"Remember selection" actions and "Pin @x" / "Unpin @x" on a claim's reference
+(``lsp/actions.py``).
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -21,7 +22,13 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from lsp_memory.lsp.actions import CREATE_NOTE, REMEMBER_KIND, remember_actions
+from lsp_memory.lsp.actions import (
+    CREATE_NOTE,
+    REMEMBER_KIND,
+    claim_at,
+    pin_actions,
+    remember_actions,
+)
 from lsp_memory.lsp.convert import edit_capability, open_document, workspace_edit
 from lsp_memory.services.editor import checks
 from lsp_memory.services.editor.checks import CreateNote, Finding, Fix, Replace
@@ -370,4 +377,9 @@ def register(server: MemoryServer) -> None:
             preferred = bool(capability.is_preferred_support)
             found += _actions(ls, doc, findings, params, preferred)
         found += remember_actions(doc, params, literal)
+        source, language_id = doc.source, doc.language_id
+        offset = doc.offset_at_position(params.range.start)
+        path = to_fs_path(doc.uri)
+        claim = await session.run(lambda reads: claim_at(reads, source, offset, language_id, path))
+        found += pin_actions(claim, params, literal)
         return found or None

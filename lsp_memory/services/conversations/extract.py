@@ -30,9 +30,15 @@ The steps, each a few regular expressions:
    user's people and which says nothing of the user (``relationship``: the README's rule that
    another person is a relationship).
 
-The assistant's reply is never a source of claims. Statements without a subject ("Not
-really a fan of jazz" aside), facts given only through a pronoun ("she was 17") and answers
-that need the previous turn ("yes, two kids") are out of reach of these rules.
+A short answer to the assistant's yes/no question before it is read with that question
+(``answered``): "Do you have kids?" + "yes, two kids" → "I have two kids", "Are you
+vegetarian?" + "no" → "I'm not vegetarian"; an answer that is more than yes or no and a noun
+phrase, or a question that is not about the user, gives nothing. A pair of subjects stays
+whole: "Abby and I are planning a trip" is not cut before "and I".
+
+The assistant's reply is never a source of claims (only the question a short answer needs).
+Statements without a subject ("Not really a fan of jazz" aside) and facts given only through
+a pronoun ("she was 17") are out of reach of these rules.
 """
 
 from __future__ import annotations
@@ -124,6 +130,16 @@ _COUPLE = re.compile(
 )
 """A piece before "and" that starts a pair of subjects ("my girlfriend and I", "me and my
 sister"): no cut."""
+_NAME = (
+    r"(?!(?:I|Sure|Yes|Yeah|Yep|Ok|Okay|Well|Now|Then|Today|Tonight|Yesterday|Tomorrow|Also|"
+    r"So|And|But|Oh|Hi|Hello|Thanks|Honestly|Actually|Anyway|Btw)\b)"
+    r"[A-ZÀ-Þ][\w'’-]*(?: [A-ZÀ-Þ][\w'’-]*)?"
+)
+_NAMED = re.compile(_NAME)
+"""A piece before "and I" that is someone's name ("Abby", "Mary Jane"; case matters): the
+pair is the subject ("Abby and I are planning…"), not cut."""
+_NAMED_PAIR = re.compile(rf"^{_NAME} and (?:I|me)\b")
+"""A statement whose subject is the user and someone named: about the user too."""
 _LEAD = re.compile(
     r"^(?:(?:and|but|so|plus|also|then|because|cause|'cause|or)\b[,]?\s*)+", re.IGNORECASE
 )
@@ -146,8 +162,9 @@ def _pieces(sentence: str) -> list[tuple[str, str]]:
         start, pending = 0, separator
         for match in _CONJUNCTION_CUT.finditer(piece):
             left = piece[start : match.start()]
-            if _COUPLE.fullmatch(left.strip()):
-                continue  # "my girlfriend and I broke up", "me and my friend…": one subject
+            bare = _LEAD.sub("", _FILLER.sub("", left.strip()))
+            if _COUPLE.fullmatch(bare) or (_NAMED.fullmatch(bare) and match[1].strip() == "and"):
+                continue  # "my girlfriend and I broke up", "Abby and I…": one subject
             pieces.append((pending, left))
             pending, start = match[1], match.end()
         pieces.append((pending, piece[start:]))
@@ -308,7 +325,12 @@ _STANDING = re.compile(
 
 
 def _starts_about_user(text: str) -> bool:
-    return bool(_ABOUT_ME.match(text) or _SUBJECTLESS.match(text) or _TO_ME.match(text))
+    return bool(
+        _ABOUT_ME.match(text)
+        or _NAMED_PAIR.match(text)
+        or _SUBJECTLESS.match(text)
+        or _TO_ME.match(text)
+    )
 
 
 def about_user(statement: str) -> bool:
@@ -331,6 +353,115 @@ def about_user(statement: str) -> bool:
 def _standing_instruction(statement: str) -> bool:
     words = statement.split()
     return len(words) >= 3 and not _QUESTION.match(statement)
+
+
+# -- short answers --------------------------------------------------------------------------
+
+_YES = re.compile(
+    r"^(?:yes|yeah|yep|yup|yea|ya|sure|correct|right|indeed|i do|i am|i have|absolutely|"
+    r"definitely)\b[\s,.!:;-]*",
+    re.IGNORECASE,
+)
+_NO = re.compile(
+    r"^(?:no|nope|nah|not really|i don't|i do not|i'm not|i am not)\b[\s,.!:;-]*", re.I
+)
+_ECHO = re.compile(
+    r"^(?:(?:i|we) (?:do|am|have|did|don't|do not|haven't|am not)|i['’]m(?: not)?|"
+    r"we['’]re(?: not)?|not (?:yet|really|at all|anymore|any more)|never(?: have| did)?|"
+    r"of course|both|absolutely|definitely|indeed|haha\w*|lol)"
+    r"[\s.!]*$",
+    re.IGNORECASE,
+)
+_HOW_MANY = r"one|two|three|four|five|six|seven|eight|nine|ten|\d+|a few|several|a couple"
+_COUNT = re.compile(rf"^(?:{_HOW_MANY})$", re.IGNORECASE)
+"""An answer that is only how many ("yes, two"): of the thing asked about."""
+_NOUN_PHRASE = re.compile(
+    rf"^(?:a|an|{_HOW_MANY}(?: of)?|twins|some|lots of|loads of|many)(?: [\w'’-]+){{0,4}}$",
+    re.IGNORECASE,
+)
+"""An answer that names what one has ("yes, a dog and a cat")."""
+_ASKED = re.compile(
+    r"^(?:and |so |also |out of interest,? |by the way,? )?(?:"
+    r"(?P<have>do you (?:currently |still )?have|have you got)\s+(?P<owned>.+)|"
+    r"(?P<does>do you (?:currently |still |usually |often )?)(?P<verb>(?!(?:want|need|mean|know|"
+    r"think|remember|see|understand|agree|mind|feel like|prefer|like me|have)\b)[a-z]+)"
+    r"(?:\s+(?P<object>.+))?|"
+    r"are you (?P<state>(?!(?:sure|ok|okay|there|still there|ready|asking|referring|talking|"
+    r"able|looking for|free to|happy with (?:that|this|it))\b).+))$",
+    re.IGNORECASE,
+)
+"""A yes/no question of the assistant's about the user: "Do you have kids?", "Do you eat
+meat?", "Are you vegetarian?" (not a request: "do you want me to…", "are you sure")."""
+_YOURS = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me"}
+_POINTER = re.compile(r"\b(?:it|this|that|these|those|them|me|or)\b", re.IGNORECASE)
+MAX_ANSWER_WORDS = 8
+
+
+def short_answer(message: str) -> bool:
+    """Whether ``message`` looks like a short yes/no answer (then the question before it is
+    worth reading)."""
+    text = " ".join(without_controls(message).split())
+    return len(text.split()) <= MAX_ANSWER_WORDS and bool(_YES.match(text) or _NO.match(text))
+
+
+def answered(question: str, message: str) -> str | None:
+    """The statement a short answer makes with the assistant's yes/no question before it
+    ("Do you have kids?" + "yes, two kids" → "I have two kids"; "Are you vegetarian?" + "no" →
+    "I'm not vegetarian"), or None when the pair cannot be turned into one: not a yes/no
+    question about the user, or an answer that is more than yes/no and a noun phrase."""
+    if not short_answer(message):
+        return None
+    asked = _last_question(question)
+    found = _ASKED.match(asked) if asked else None
+    if found is None:
+        return None
+    text = " ".join(without_controls(message).split())
+    yes = _YES.match(text)
+    head = yes or _NO.match(text)
+    assert head is not None
+    rest = _TRAILER.sub("", text[head.end() :]).strip(" ,;:-–—")
+    if rest and _ECHO.match(rest):
+        rest = ""
+    if found["state"]:
+        state = _yours(found["state"])
+        if rest or state is None:
+            return None
+        return f"I'm {state}" if yes else f"I'm not {state}"
+    verb = "have" if found["have"] else found["verb"].lower()
+    if found["verb"] and not found["object"]:  # "Do you smoke?"
+        return None if rest else (f"I {verb}" if yes else f"I don't {verb}")
+    thing = _yours(found["owned"] or found["object"])
+    if thing is None:
+        return None
+    if not rest:
+        return f"I {verb} {thing}" if yes else f"I don't {verb} {thing}"
+    if not yes or verb not in ("have", "own"):
+        return None  # "Do you speak Spanish?" "yes, a little": not a thing to have
+    if _COUNT.match(rest):  # "Do you have any pets?" "yes, two" → "I have two pets"
+        bare = re.sub(r"^(?:any|some|a|an)\s+", "", thing, flags=re.IGNORECASE)
+        return f"I {verb} {rest} {bare}"
+    if _NOUN_PHRASE.match(rest) and not _POINTER.search(rest):
+        return f"I {verb} {rest}"
+    return None
+
+
+def _last_question(text: str) -> str | None:
+    """The assistant message's last sentence, when it asks something."""
+    sentences = [s.strip() for s in _SENTENCES.split(without_controls(text)) if s.strip()]
+    if not sentences or not sentences[-1].endswith("?"):
+        return None
+    return sentences[-1].rstrip("?").strip()
+
+
+def _yours(phrase: str) -> str | None:
+    """The question's object in the user's words ("your own car" → "my own car"); None
+    when it points at something the answer cannot name ("it", "this or that")."""
+    phrase = phrase.strip(" ,")
+    if not phrase or len(phrase.split()) > 8 or _POINTER.search(phrase):
+        return None
+    return re.sub(
+        r"\b(?:your|yours|yourself|you)\b", lambda m: _YOURS[m[0].lower()], phrase, flags=re.I
+    )
 
 
 # -- 6. classify ----------------------------------------------------------------------------------
@@ -369,13 +500,18 @@ def extract(
     assistant_response: str | None = None,
     *,
     classifier: Classifier | None = None,
+    question: str | None = None,
 ) -> list[Extracted]:
     """The claims ``user_message`` states about its user, each once, in order, with its
-    category. ``assistant_response`` is not a source of claims."""
+    category. ``assistant_response`` is not a source of claims. ``question``: the assistant's
+    message before ``user_message``, which a short answer ("yes, two kids") is read with."""
     del assistant_response  # the user speaks for themselves
     seen: set[str] = set()
     kept: list[tuple[str, bool]] = []
-    for statement, standing in clauses(user_message):
+    first, *rest = _SENTENCES.split(user_message.strip(), maxsplit=1)
+    answer = answered(question, first) if question else None
+    statements = [(answer, False), *clauses(rest[0] if rest else "")] if answer else None
+    for statement, standing in statements or clauses(user_message):
         key = " ".join(re.findall(r"\w+", statement.lower()))
         if key in seen:
             continue

@@ -7,7 +7,9 @@ A pair is one JSON object: ``contentSessionId`` and ``userMessage`` required;
 its number and nothing is stored. Then each pair's messages are stored as episodes (a
 message already stored — same conversation, time, role and text — is skipped, so ingesting a file
 twice stores nothing new), the references in their text are recorded, and the user's message
-goes through extraction (``services.conversations.extract``, or ``extractor_command``); each
+goes through extraction (``services.conversations.extract``, or ``extractor_command``; a
+short answer is read with the assistant's message before it: the previous pair's reply, or
+the conversation's last stored one); each
 claim found is written like ``claim add`` (classified, superseding older claims), valid from
 the message's time, with its episode in ``derived_from``. A pair's messages, references and
 claims are one transaction: a message is never stored without them (the kills of
@@ -27,7 +29,12 @@ from lsp_memory import refs
 from lsp_memory.errors import ImportFailed, UserError
 from lsp_memory.ids import OutOfRange, new_uuid, now, timestamp
 from lsp_memory.model import Claim
-from lsp_memory.services.conversations.extract import Extracted, answers_to_extracted, extract
+from lsp_memory.services.conversations.extract import (
+    Extracted,
+    answers_to_extracted,
+    extract,
+    short_answer,
+)
 from lsp_memory.services.kernel.command import CommandFailed, ask
 from lsp_memory.services.kernel.resolver import Resolution, Resolver
 from lsp_memory.services.memory.records import Records
@@ -219,8 +226,9 @@ class Ingester:
         planned = [(pair, self._episodes(pair, created)) for pair in pairs]
         known = self.store.stored_keys(self.user, [e.key for _, turns in planned for e in turns])
         fresh = [(pair, [e for e in turns if e.key not in known]) for pair, turns in planned]
+        asked = self._questions(pairs)
         found = {
-            pair.line: self._extract(pair)
+            pair.line: self._extract(pair, asked.get(pair.line))
             for pair, turns in fresh
             if any(e.role == "user" for e in turns)
         }
@@ -293,7 +301,30 @@ class Ingester:
                     )
                     result.claims.append((added, list(self.records.last_superseded)))
 
-    def _extract(self, pair: Pair) -> list[Extracted]:
+    def _questions(self, pairs: Sequence[Pair]) -> dict[int, str]:
+        """For each pair whose user message is a short answer ("yes, two kids"), the
+        assistant's message before it — the previous pair's reply in this batch, else the
+        conversation's last stored reply up to the pair's time — by line."""
+        found: dict[int, str] = {}
+        last: dict[str, str | None] = {}
+        for pair in pairs:
+            if short_answer(pair.user_message):
+                if pair.conversation_id in last:
+                    before = last[pair.conversation_id]
+                else:
+                    stored = self.store.conversation_episodes(self.user, pair.conversation_id)
+                    replies = [
+                        e.text
+                        for e in stored
+                        if e.role == "assistant" and e.occurred_at <= pair.timestamp
+                    ]
+                    before = replies[-1] if replies else None
+                if before:
+                    found[pair.line] = before
+            last[pair.conversation_id] = pair.assistant_response
+        return found
+
+    def _extract(self, pair: Pair, question: str | None = None) -> list[Extracted]:
         if self.command:
             try:
                 return answers_to_extracted(
@@ -306,7 +337,7 @@ class Ingester:
                 )  # fmt: skip
             except CommandFailed as failure:
                 self.warn(f"extractor_command failed ({failure}); used the built-in extractor")
-        return extract(pair.user_message, pair.assistant_response)
+        return extract(pair.user_message, pair.assistant_response, question=question)
 
     def _resolve(self, episodes: Sequence[Episode]) -> dict[str, list[tuple[str, str, str]]]:
         """The references in each episode's text (by ``Episode.key``), each as what it

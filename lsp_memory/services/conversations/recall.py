@@ -1,6 +1,6 @@
 """A user's conversations — the ones their episodes belong to — with the references each
 message made or was given (``conversation list``, ``conversation show``, ``conversation
-pin``), and passive recall from one (``build-context --conversation``).
+pin|unpin``), and passive recall from one (``build-context --conversation``).
 
 A message's references are ``direct`` (the ``@…``, ``#N`` and ``[[…]]`` tokens in its text,
 resolved when it was stored; a broken ``[[link]]`` is kept), ``search`` (what
@@ -144,6 +144,27 @@ class Conversations:
 
     def pin(self, conversation_id: str, ref: str) -> str:
         """Pin a claim or note to the conversation; one line saying what happened."""
+        kind, target, label = self._pinnable(conversation_id, ref)
+        added = self.store.pin_to_conversation(
+            self.user, conversation_id, kind=kind, target=target, label=label, when=now()
+        )
+        return (
+            f"{'pinned' if added else 'already pinned'}: {label} to conversation {conversation_id}"
+        )
+
+    def unpin(self, conversation_id: str, ref: str) -> str:
+        """Take a claim or note off the conversation's pins; one line saying what happened."""
+        kind, target, label = self._pinnable(conversation_id, ref)
+        removed = self.store.unpin_from_conversation(
+            self.user, conversation_id, kind=kind, target=target
+        )
+        if removed:
+            return f"unpinned: {label} from conversation {conversation_id}"
+        return f"not pinned: {label} to conversation {conversation_id}"
+
+    def _pinnable(self, conversation_id: str, ref: str) -> tuple[str, str, str]:
+        """``(kind, target, label)`` of the claim or note ``ref`` names, for the user's
+        conversation ``conversation_id``; ``UserError`` otherwise."""
         self._episodes(conversation_id)
         parsed = refs.parse(ref).references
         if len(parsed) != 1:
@@ -157,12 +178,7 @@ class Conversations:
         label = ref
         if kind == "claim":
             label = f"@{resolution.claims[0].friendly_id}"
-        added = self.store.pin_to_conversation(
-            self.user, conversation_id, kind=kind, target=target, label=label, when=now()
-        )
-        return (
-            f"{'pinned' if added else 'already pinned'}: {label} to conversation {conversation_id}"
-        )
+        return kind, target, label
 
     def recall(self, conversation_id: str) -> Recall:
         """Passive recall's inputs for ``build-context --conversation``."""

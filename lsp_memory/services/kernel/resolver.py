@@ -165,6 +165,17 @@ def parse_argument(text: str) -> Reference:
     )
 
 
+def claim_named(resolver: Resolver, text: str) -> Claim:
+    """The claim a reference typed as an argument names (``parse_argument``'s forms);
+    ``UnresolvedReference`` with one line when it names nothing, or not a claim."""
+    resolution = resolver.resolve(parse_argument(text))
+    if resolution.error:
+        raise UnresolvedReference(resolution.error)
+    if resolution.kind != "claim" or not resolution.claims:
+        raise UnresolvedReference(f"{text.strip()} is a {resolution.kind}, not a claim")
+    return resolution.claims[0]
+
+
 def reference_range(reference: Reference) -> dict[str, dict[str, int]]:
     """A reference's LSP range as JSON."""
     start, end = reference.span.start, reference.span.end

@@ -155,8 +155,17 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         ("origin", _cue(r"\bborn\b|\bgrew up\b|\bhome ?town\b|\bcome[s]? from\b|\bi am from\b")),
         ("language", _cue(r"\bnative (?:language|tongue|speaker)\b|\bspeak[s]? \w+\b")),
         ("papers", _cue(r"\bcitizen(?:ship)?\b|\bnationality\b|\bpassport\b|\bpronouns\b")),
-        ("home", _cue(r"\b(?:i|we) (?:live|am based|have lived|moved)\b|\bbased in\b")),
-        ("job", _cue(r"\bworks? as\b|\bby (?:trade|profession)\b|\bmy (?:job|profession|role)\b")),
+        (
+            "home",
+            _cue(r"\b(?:i|we) (?:live|am based|have lived|moved)\b|\bbased in\b|\buser lives\b"),
+        ),
+        (
+            "job",
+            _cue(
+                r"\bworks? as\b|\bby (?:trade|profession)\b|\bmy (?:job|profession|role)\b|"
+                r"\b(?:i|we|user) (?:run|runs|own|owns|founded|co-founded) (?!(?:on|in)\b)"
+            ),
+        ),
         (
             "study",
             _cue(
@@ -239,14 +248,18 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
                 r"refactoring|renovating|rolling out|launching|setting up|prototyping|"
                 r"coordinating|restoring|recording|knitting|packing|moving|clearing|"
                 r"helping|designing|developing|shipping|testing|planning the|"
-                r"co-authoring|translating|redesigning|fixing|reviewing)\b"
+                r"co-authoring|translating|redesigning|fixing|reviewing)\b|"
+                # A note without its subject: "Building eBay integration".
+                r"^(?:currently |now |still )?(?:building|writing|preparing|organi[sz]ing|"
+                r"leading|drafting|migrating|refactoring|renovating|rolling out|launching|"
+                r"setting up|prototyping|developing|shipping|designing|redesigning)\b"
             ),
         ),
         ("progressive", _cue(r"\b(?:i am|we are|is|are) \w+ing\b")),
         (
             "due",
             _cue(
-                r"\bdue\b|\bdeadline\b|\bsubmission\b|\bkickoff\b|\bbeta\b|\blaunch\b|"
+                r"\bdue\b|\bsubmission\b|\bkickoff\b|\bbeta\b|\blaunch\b|"
                 r"\bnext (?:monday|tuesday|wednesday|thursday|friday|week)\b|"
                 r"\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
             ),
@@ -265,7 +278,7 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
             "plan",
             _cue(
                 r"\b(?:plan|plans|planning|intend|intends|aim|aims|aiming|determined) "
-                r"(?:to|for)\b|\bworking towards?\b"
+                r"(?:to|for)\b|\bworking towards?\b|^planning\b|\bplanning (?:a|an|my|our)\b"
             ),
         ),
         (
@@ -323,7 +336,8 @@ CUES: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
             _cue(
                 r"\bonly (?:free|available|take|have|work|\d)|\bat most\b|\bno more "
                 r"than\b|\bmaximum\b|\bup to\b|\bbudget\b|\blimit\w*\b|\bwithin\b|"
-                r"\bavoid\w*\b|\bcan not go above\b|\bhas to fit\b"
+                r"\bavoid\w*\b|\bcan not go above\b|\bhas to fit\b|\bdeadline\b|"
+                r"\bno later than\b"
             ),
         ),
         ("money", _cue(r"[£$€]\s?\d|\b\d+ (?:euros?|dollars?|pounds?)\b")),

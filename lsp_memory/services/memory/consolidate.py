@@ -129,7 +129,9 @@ class Consolidation:
                 "and deprecation ran"
             )
         else:
-            plan.evidence(store.episodes_after(user, last.episode_mark if last else 0))
+            episodes = store.episodes_after(user, last.episode_mark if last else 0)
+            # Only the user speaks for themselves: the assistant's replies are no evidence.
+            plan.evidence([e for e in episodes if e.role == "user"])
         plan.decay(last)
         seen = store.review_pairs(user)
         pairs = plan.pairs(last)

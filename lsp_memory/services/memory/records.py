@@ -1,10 +1,11 @@
-"""Writing one record at a time: ``claim add``, ``context add`` and ``claim retract`` on the
-command line, ``lspMemory.addClaim`` and "Remember selection" in the editor. Each is one call
-here, checked by the same rules as ``import`` (the record is handed to the importer in its
-interchange form), so a claim added by hand and an imported one cannot differ. A claim added
-without a type is classified (``services.memory.classify``); an imported one never is. A new claim
-supersedes the older claims its type's rule names (``services.memory.supersede``), in the same
-transaction; an imported one never does.
+"""Writing one record at a time: ``claim add``, ``context add``, ``claim retract|restore``,
+``claim pin|unpin`` and ``claim context add|remove`` on the command line, ``lspMemory.addClaim``,
+"Remember selection" and "Pin" in the editor, the MCP tools that write a claim. Each is one
+call here. A new record is checked by the same rules as ``import`` (the record is handed to
+the importer in its interchange form), so a claim added by hand and an imported one cannot
+differ. A claim added without a type is classified (``services.memory.classify``); an
+imported one never is. A new claim supersedes the older claims its type's rule names
+(``services.memory.supersede``), in the same transaction; an imported one never does.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now
-from lsp_memory.model import CATEGORIES, KNOWN_TYPES, Claim, ClaimStatus, Context, ContextNode
+from lsp_memory.model import (
+    CATEGORIES,
+    KNOWN_TYPES,
+    LIVE_STATUSES,
+    Claim,
+    ClaimStatus,
+    Context,
+    ContextNode,
+)
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import add_record, statement_problem
 from lsp_memory.services.memory.supersede import superseded
@@ -169,6 +178,33 @@ class Records:
             )
         self.store.restore(self.user, claim.claim_id, now())
         return True
+
+    def pin(self, claim: Claim, pinned: bool = True) -> str:
+        """Pin ``claim`` globally (or unpin it), recorded like a retract: outside any run,
+        so ``consolidate --undo`` never puts a pin back or takes one away, and decay, which
+        spares pinned claims, sees the pin from the next run on. One line saying what
+        happened."""
+        name = f"#{claim.number} @{claim.friendly_id}"
+        if claim.pinned == pinned:
+            return f"{'already pinned' if pinned else 'not pinned'}: {name}"
+        self.store.set_pinned(self.user, claim.claim_id, pinned, now())
+        if pinned and claim.status not in LIVE_STATUSES:
+            return f"pinned: {name} ({claim.status.value}: shown once it is live again)"
+        return f"{'pinned' if pinned else 'unpinned'}: {name}"
+
+    def link_context(self, claim: Claim, context: str, linked: bool = True) -> str:
+        """Add ``claim`` to the context whose friendly id is ``context`` (or remove it from
+        it); one line saying what happened, ``UserError`` for a context the user has not."""
+        found = self.store.context_by_friendly_id(self.user, context.removeprefix("@"))
+        if found is None:
+            raise UserError(f"no context @{context.removeprefix('@')}: `context tree` lists yours")
+        name, where = f"#{claim.number} @{claim.friendly_id}", f"@{found.friendly_id}"
+        changed = self.store.link_context(
+            self.user, claim.claim_id, found.context_id, linked, now()
+        )
+        if linked:
+            return f"added to {where}: {name}" if changed else f"already in {where}: {name}"
+        return f"removed from {where}: {name}" if changed else f"not in {where}: {name}"
 
     def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:
         """The user's claims by number (``claim list``)."""

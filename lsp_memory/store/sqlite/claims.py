@@ -205,7 +205,39 @@ class Claims(ClaimLoader):
             (when,),
         )
 
-    def _update(self, user: str, claim_id: str, changes: str, values: tuple[str, ...]) -> None:
+    @_translated
+    def set_pinned(self, user: str, claim_id: str, pinned: bool, when: str) -> None:
+        """Pin the claim globally, or unpin it."""
+        self._update(user, claim_id, "pinned = ?, updated_at = ?", (int(pinned), when))
+
+    @_translated
+    def link_context(
+        self, user: str, claim_id: str, context_id: str, linked: bool, when: str
+    ) -> bool:
+        """Link the user's claim to the user's context (by uuid), or unlink it; False when
+        it already was (or was not). Recorded like a status change: ``updated_at`` and the
+        change log, so the indexes show the claim's contexts as they are."""
+        with self._write() as db:
+            claim = db.execute(
+                "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
+            ).fetchone()
+            context = db.execute(
+                "SELECT id FROM contexts WHERE context_id = ? AND user = ?", (context_id, user)
+            ).fetchone()
+            if claim is None or context is None:
+                return False
+            sql = (
+                "INSERT OR IGNORE INTO context_claims VALUES (?, ?)"
+                if linked
+                else "DELETE FROM context_claims WHERE context = ? AND claim = ?"
+            )
+            if not db.execute(sql, (context[0], claim[0])).rowcount:
+                return False
+            db.execute("UPDATE claims SET updated_at = ? WHERE id = ?", (when, claim[0]))
+            _log(db, "claim", claim[0])
+            return True
+
+    def _update(self, user: str, claim_id: str, changes: str, values: tuple[object, ...]) -> None:
         """``UPDATE claims SET {changes}`` on the user's claim ``claim_id``, if it exists,
         recorded in the change log."""
         with self._write() as db:

@@ -409,6 +409,19 @@ class Lifecycle(StoreBase):
             return bool(cursor.rowcount)
 
     @_translated
+    def unpin_from_conversation(
+        self, user: str, conversation_id: str, *, kind: str, target: str
+    ) -> bool:
+        """Take a claim or note off a conversation's pins; False when it was not pinned."""
+        with self._write() as db:
+            cursor = db.execute(
+                "DELETE FROM session_pins WHERE user = ? AND session_id = ? AND kind = ? "
+                "AND target = ?",
+                (user, conversation_id, kind, target),
+            )
+            return bool(cursor.rowcount)
+
+    @_translated
     def conversation_pins(self, user: str, conversation_id: str) -> list[tuple[str, str, str]]:
         """``(kind, target, label)`` of a conversation's pins, in the order pinned."""
         rows = self._db.execute(
