@@ -278,7 +278,7 @@ def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Pat
             (USER,),
         )
     with open_store(tmp_path) as upgraded:
-        assert upgraded.schema_version == SCHEMA_VERSION == 4
+        assert upgraded.schema_version == SCHEMA_VERSION == 5
         [claim] = upgraded.claims(USER)
         assert (claim.statement, claim.derived_from, claim.evidence_count) == ("kept", (), 0)
         added = add_record(
@@ -286,3 +286,30 @@ def test_a_store_of_the_previous_version_gains_the_lineage_columns(tmp_path: Pat
         ).claims[0]
         assert added.number == 2
         assert upgraded.claim_by_number(USER, 2).evidence_count == 2  # type: ignore[union-attr]
+
+
+def test_a_version_4_store_learns_where_each_claim_came_from(tmp_path: Path) -> None:
+    """Before version 5 a claim's lineage at its creation told an extracted claim from one the
+    user wrote; a consolidation may have added episodes to it since, so the lineage before
+    the first run that changed it decides."""
+    with open_store(tmp_path, migrations=MIGRATIONS[:4]) as old:
+        db = old._db
+        for number, derived in ((1, "[]"), (2, '["ep-1"]'), (3, '["ep-2"]')):
+            db.execute(
+                "INSERT INTO claims (claim_id, user, number, friendly_id, statement, created_at, "
+                "updated_at, derived_from) VALUES (?, ?, ?, ?, 'said', '2024-01-01T00:00:00Z', "
+                "'2024-01-01T00:00:00Z', ?)",
+                (f"c-{number}", USER, number, f"said_{number:04}", derived),
+            )
+        db.execute(
+            "INSERT INTO runs (user, number, kind, now, created_at) "
+            "VALUES (?, 1, 'consolidate', 'x', 'x')",
+            (USER,),
+        )
+        # Claim 3 was written by the user; run 1 gave it evidence (episode ep-2).
+        db.execute(
+            "INSERT INTO run_changes VALUES (1, 0, 3, 'derived_from', '[]', '[\"ep-2\"]', 'e')"
+        )
+    with open_store(tmp_path) as upgraded:
+        origins = {c.number: c.origin for c in upgraded.claims(USER)}
+        assert origins == {1: "stated", 2: "inferred", 3: "stated"}

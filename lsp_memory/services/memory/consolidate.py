@@ -4,8 +4,10 @@ the language server every ``consolidate_every``). One run, over one user's live 
 1. **Evidence** — an episode (a conversation turn) with cosine ≥ 0.75 to a claim, newer
    than the claim's last evidence and not already behind it, raises its confidence by
    0.05·(1 − confidence), joins its ``derived_from`` and counts in ``evidence_count``.
-2. **Decay** — confidence × exp(−0.01 · days since the later of the claim's creation, its
-   last evidence and the last run). Pinned claims do not decay.
+2. **Decay** — confidence × exp(−rate · days since the later of the claim's creation, its
+   last evidence and the last run), the rate per day by where the claim came from and its
+   category (``config.DecayRates``: 0.01 for claims inferred from conversations, none for
+   what the user stated). Pinned claims do not decay.
 3. **Contradictions** — two live claims of one category with cosine ≥ 0.80 where one
    negates the other (``services.memory.compare``): both halved, both ``contested``, a review item.
 4. **Merge** — claims with cosine > 0.85 to the most confident of them (one category, no
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory import ids
+from lsp_memory.config import DecayRates
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, doc_id
@@ -58,7 +61,6 @@ if TYPE_CHECKING:
 
 EVIDENCE_COSINE = 0.75
 EVIDENCE_STEP = 0.05
-DECAY_PER_DAY = 0.01
 CONTRADICTION_COSINE = 0.80
 MERGE_COSINE = 0.85
 MERGE_MIN_CONFIDENCE = 0.6
@@ -107,13 +109,15 @@ class Consolidation:
         vectors: VectorSide | None,
         *,
         clock: Callable[[], str] = wall_clock,
+        decay: DecayRates | None = None,
     ) -> None:
         """``vectors``: the embedding model and vector index (None: no model, so only decay
-        and deprecation run, with a warning)."""
+        and deprecation run, with a warning). ``decay``: the rates (the setting's)."""
         self.store = store
         self.user = user
         self.vectors = vectors
         self.clock = clock
+        self.decay = decay or DecayRates()
 
     def run(self, now: str, *, dry_run: bool = False) -> Report:
         """Consolidate as of ``now`` (a stored timestamp); with ``dry_run`` nothing is
@@ -130,7 +134,7 @@ class Consolidation:
             )
         else:
             plan.evidence(store.episodes_after(user, last.episode_mark if last else 0))
-        plan.decay(last)
+        plan.decay(last, self.decay)
         seen = store.review_pairs(user)
         pairs = plan.pairs(last)
         plan.contradictions(pairs, seen)
@@ -319,15 +323,16 @@ class _Plan:
         self.touched.add(index)
 
     # 2. decay
-    def decay(self, last: Run | None) -> None:
+    def decay(self, last: Run | None, rates: DecayRates) -> None:
         for state in self.states:
-            if state.pinned:
+            rate = rates.rate(state.origin, state.category)
+            if state.pinned or rate <= 0:
                 continue
             start = max(t for t in (state.created_at, state.evidence_at, last and last.now) if t)
             days = (self.moment - ids.moment_of(start)).total_seconds() / 86_400
             if days <= 0:
                 continue
-            after = round(state.confidence * math.exp(-DECAY_PER_DAY * days), 4)
+            after = round(state.confidence * math.exp(-rate * days), 4)
             self._set(state, "confidence", after, f"decay: {days:.1f} days without evidence")
 
     # pairs of similar claims
