@@ -188,6 +188,64 @@ def test_paraphrases_merge_with_their_lineage(app: App) -> None:
     assert kept.evidence_count == 3
 
 
+def test_two_values_of_one_slot_are_contested_whatever_their_cosine(app: App) -> None:
+    """Claims "I work as a backend developer" and "I work in frontend now" (cosine 0.71,
+    neither negated) give two values of one slot; both live (imported), they are contested like a
+    contradiction, the newer proposed to replace the older."""
+    add(app, "I work as a backend developer", "identity")
+    add(app, "I work in frontend now", "identity", created_at="2026-01-03T00:00:00Z")
+    add(app, "My sister lives in Porto", "relationship")
+    add(app, "I live in Lyon", "identity")  # another slot, another person: no conflict
+    report = app.consolidation().run(DAY1)
+    assert report.contradictions == 1
+    [item] = report.review
+    assert (item["kind"], item["claims"], item["proposal"]) == (
+        "contradiction",
+        ["#2", "#1"],
+        "CONTRADICTION",
+    )
+    assert "gives another value than" in item["reason"]
+    assert [claim(app, n).status for n in (1, 2, 3, 4)] == [
+        "contested",
+        "contested",
+        "active",
+        "active",
+    ]
+    assert claim(app, 1).confidence == pytest.approx(0.45)
+    assert app.consolidation().run(DAY1).review == []  # never raised twice
+
+
+def test_a_similar_group_without_a_confident_claim_is_a_review_item(app: App) -> None:
+    add(app, "I like dark roast coffee", "preference", confidence=0.6)
+    add(app, "I really love dark roast coffee", "preference", confidence=0.55)
+    report = app.consolidation().run(DAY1)
+    assert report.merged == 0
+    [item] = report.review
+    assert (item["kind"], item["claims"], item["proposal"]) == ("merge", ["#1", "#2"], "MERGE")
+    assert "none has confidence above 0.6" in item["reason"]
+    assert app.review().decide(item["id"], "accept").message.startswith("review 1: merged #2")
+    assert claim(app, 2).status == "merged"
+
+
+def test_a_paraphrase_merges_and_archives_and_undo_puts_both_back(app: App) -> None:
+    """Inflections and word families are not lost words: "allergic to peanuts" and "an
+    allergy to peanuts" are one fact. The winner is updated as of the run, the loser
+    archived; undo puts both back."""
+    add(app, "I am allergic to peanuts", "constraint")
+    add(app, "I have an allergy to peanuts", "constraint", confidence=0.8)
+    before = claims_table(app)
+    report = app.consolidation().run(DAY10)
+    assert report.merged == 1
+    assert claim(app, 2).merged_into == claim(app, 1).claim_id
+    with sqlite3.connect(app.config.store / STORE_FILE) as db:
+        found = db.execute("SELECT number, updated_at, archived_at FROM claims ORDER BY number")
+        assert found.fetchall() == [(1, DAY10, None), (2, DAY1, DAY10)]
+    fields = {(c["claim"], c["field"]) for c in report.changes}
+    assert {("#1", "updated_at"), ("#2", "archived_at")} <= fields
+    app.consolidation().undo(report.run_id or 0)
+    assert claims_table(app) == before
+
+
 def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
     add(app, "My budget for the trip is £1,500", "constraint")
     add(app, "My budget for the trip is £2,000", "constraint")
@@ -197,12 +255,6 @@ def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
     assert (item["kind"], item["proposal"]) == ("merge", "KEEP_BOTH")
     assert "1500" in item["reason"] or "2000" in item["reason"]
     assert {claim(app, 1).status, claim(app, 2).status} == {"active"}
-
-
-def test_no_merge_unless_one_claim_is_confident(app: App) -> None:
-    add(app, "I like dark roast coffee", "preference", confidence=0.6)
-    add(app, "I really love dark roast coffee", "preference", confidence=0.55)
-    assert app.consolidation().run(DAY1).merged == 0
 
 
 def test_low_confidence_is_deprecated(app: App) -> None:
