@@ -244,6 +244,11 @@ def test_a_paraphrase_merges_and_archives_and_undo_puts_both_back(app: App) -> N
     assert {("#1", "updated_at"), ("#2", "archived_at")} <= fields
     app.consolidation().undo(report.run_id or 0)
     assert claims_table(app) == before
+    # Merged again, then restored by hand: no longer archived.
+    app.consolidation().run(DAY10)
+    app.records().restore(claim(app, 2))
+    with sqlite3.connect(app.config.store / STORE_FILE) as db:
+        assert db.execute("SELECT archived_at FROM claims WHERE number = 2").fetchone() == (None,)
 
 
 def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
