@@ -132,12 +132,19 @@ def test_what_the_user_wrote_does_not_fade_but_what_was_inferred_does(
     """A year of consolidations, a season apart: the claim the user typed stays as it was; the
     one extracted from a conversation, never confirmed since, is deprecated."""
     assert run("claim", "add", "I'm allergic to penicillin").returncode == 0
-    inferred = [("I collect vintage stamps", "preference", 0.9)]
-    assert run("import", str(claims_file(tmp_path, inferred, inferred=True))).returncode == 0
+    message = {
+        "contentSessionId": "chat",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "userMessage": "Hi! btw I moved to Berlin last month",
+        "assistantResponse": "Congratulations on the move!",
+    }
+    (tmp_path / "chat.jsonl").write_text(json.dumps(message) + "\n", encoding="utf-8")
+    ingested = run("ingest", str(tmp_path / "chat.jsonl"))
+    assert "added #2" in ingested.stdout, ingested.stderr
     for month in ("04", "07", "10"):
         assert run("consolidate", "--now", f"2027-{month}-01").returncode == 0
     last = json.loads(run("consolidate", "--now", "2028-01-01", "--json").stdout)
-    assert last["deprecated"] == 0  # the stamps went a run earlier, below 0.3
+    assert last["deprecated"] == 0  # Berlin went a run earlier, below 0.3
     typed = json.loads(run("claim", "show", "1", "--json").stdout)
     assert (typed["status"], typed["confidence"]) == ("active", 1.0)
     assert json.loads(run("claim", "show", "2", "--json").stdout)["status"] == "deprecated"
