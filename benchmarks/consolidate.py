@@ -8,6 +8,9 @@
    (``lsp-memory index``, the default model; the server corpus's own vectors are noisy copies
    of 256 real ones, which would make every claim a near-duplicate of hundreds). With
    ``--cache DIR`` the embedded store is kept and reused; building it takes minutes.
+   The generated claims are taken as inferred from conversations (``origin``), so decay
+   weighs on each of them: claims the user wrote do not decay, and would leave a run little
+   to do.
 2. From scratch: ``consolidate --now T --json`` on a copy, timed as a whole process, with its
    peak resident memory (``wait4``'s ``ru_maxrss``).
 3. Incremental: 1 000 new claims imported (a third paraphrase an existing claim, a third
@@ -39,6 +42,7 @@ from benchmarks.common import (
     workspace,
 )
 from benchmarks.server_corpus import USER, prepare
+from lsp_memory.store.sqlite import open_store
 
 NEW_TYPES = ("preference", "goal", "identity", "constraint", "project-active")
 
@@ -130,6 +134,8 @@ def main() -> int:
     with workspace("consolidate-run") as work:
         shutil.copytree(base, work, dirs_exist_ok=True)
         env = environment(work)
+        with open_store(work / "store") as opened:  # brought to this version's schema
+            opened._db.execute("UPDATE claims SET origin = 'inferred'")
 
         def consolidate(name: str, now: str) -> None:
             out = work / f"{name}.json"

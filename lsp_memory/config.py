@@ -76,6 +76,26 @@ _TIER_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class DecayRates:
+    """Consolidation's decay per day, by where a claim came from (docs/reference.md,
+    Consolidation): claims ``inferred`` from conversations fade at 0.01 a day unless evidence
+    renews them; what the user ``stated`` is not a guess and does not fade. Each origin maps
+    ``default`` and any category to its rate (a feeling may fade faster than a job)."""
+
+    inferred: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({"default": 0.01}), hash=False
+    )
+    stated: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({"default": 0.0}), hash=False
+    )
+
+    def rate(self, origin: str, category: str) -> float:
+        """The rate per day of a claim of ``origin`` and ``category``."""
+        rates = self.inferred if origin == "inferred" else self.stated
+        return rates.get(category, rates["default"])
+
+
 def default_user() -> str:
     """The login name, or ``user`` when there is none (containers without a passwd entry)."""
     try:
@@ -131,6 +151,7 @@ class Config:
     extractor_timeout_s: float = 30.0
     # How often the language server consolidates in the background, in seconds (None: never).
     consolidate_every: float | None = None
+    decay: DecayRates = field(default_factory=DecayRates)  # consolidation's decay per day
     # The relevance floor of what search and the semantic tier choose by meaning: a query whose
     # best hit's cosine is below it gets nothing (``services.retrieval.search``; None: off).
     min_similarity: float | None = DEFAULT_MIN_SIMILARITY
@@ -377,6 +398,30 @@ def _supersede(value: object, _base: Path) -> Mapping[str, str]:
     return MappingProxyType(chosen)
 
 
+def _decay(value: object, _base: Path) -> DecayRates:
+    """``inferred`` and ``stated``, each a rate per day for every category or a table of
+    ``default`` and categories; what is left out keeps its default."""
+    if not isinstance(value, Mapping):
+        raise TypeError("expected a table with inferred and stated")
+    rates = DecayRates()
+    for origin, given in value.items():
+        if origin not in ("inferred", "stated"):
+            raise TypeError(f"unknown origin {origin!r} (expected inferred or stated)")
+        table = given if isinstance(given, Mapping) else {"default": given}
+        chosen = dict(getattr(rates, origin))
+        for category, rate in table.items():
+            if category != "default" and category not in KNOWN_TYPES:
+                raise TypeError(
+                    f"{origin}: unknown claim type {category!r} (expected default or one of "
+                    f"{', '.join(KNOWN_TYPES)})"
+                )
+            if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+                raise TypeError(f"{origin}.{category}: expected a rate per day from 0 to 1")
+            chosen[category] = float(rate)
+        rates = replace(rates, **{origin: MappingProxyType(chosen)})
+    return rates
+
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 """Where a camelCase setting name (``busyTimeoutMs``) takes an underscore."""
 
@@ -400,6 +445,7 @@ _PARSERS = {
     "extractor_command": _text,
     "extractor_timeout_s": _seconds,
     "consolidate_every": _every,
+    "decay": _decay,
     "min_similarity": _similarity,
     "recent_tokens": _budget,
     "episode_tokens": _budget,

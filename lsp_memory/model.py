@@ -111,6 +111,11 @@ have; a new one comes in by ``import``)."""
 LIVE_STATUSES: tuple[ClaimStatus, ...] = (ClaimStatus.ACTIVE, ClaimStatus.CONTESTED)
 """Statuses returned by contexts, tags, domains and automatic retrieval."""
 
+ORIGINS = ("stated", "inferred")
+"""Where a claim came from: the user wrote it (``claim add``, Remember selection, MCP
+``remember``, an import without ``derived_from``), or it was extracted from a conversation
+(``ingest``: its ``derived_from`` names the message)."""
+
 MAX_STATEMENT = 5000
 """The most characters a new claim's statement may have: a claim is one fact, and a longer
 text belongs in a note."""
@@ -147,6 +152,9 @@ class Claim:
     derived_from: tuple[str, ...] = ()
     evidence_count: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    # Where the claim came from: ``stated`` (the user wrote it) or ``inferred`` (extracted
+    # from a conversation). Consolidation's decay follows it (``ORIGINS``).
+    origin: str = "stated"
     # Links, by friendly id. None when not loaded: results of a context, tag, entity or domain
     # (hundreds of claims) leave them out; single-claim lookups and listings fill them in.
     contexts: tuple[str, ...] | None = None

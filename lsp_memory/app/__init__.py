@@ -310,7 +310,7 @@ class App:
         """Consolidation and its undoing for this user, with the vector side (in the language
         server, the indexing thread's: only that thread runs it)."""
         side = self.loaded_vectors if self.background else self.vectors
-        return Consolidation(self.store, self.config.user, side)
+        return Consolidation(self.store, self.config.user, side, decay=self.config.decay)
 
     def review(self) -> Review:
         """This user's review items and decisions, with the configured ``review_command``."""

@@ -276,7 +276,23 @@ DROP TABLE episode_refs;
 ALTER TABLE episode_refs_v5 RENAME TO episode_refs;
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+# Version 6: where a claim came from, and when a merge archived it. `origin` is `stated` (the
+# user wrote it) or `inferred` (extracted from a conversation): decay applies to inferred
+# claims. Until now a claim's lineage at its creation told the two apart (an extracted claim
+# names its episode), but consolidation adds episodes and merged claims to `derived_from`
+# later; so existing claims are sorted by their lineage before the first run that changed it.
+# `archived_at` is the time a consolidation merged the claim into another.
+V6 = """
+ALTER TABLE claims ADD COLUMN origin TEXT NOT NULL DEFAULT 'stated'
+    CHECK (origin IN ('stated', 'inferred'));
+ALTER TABLE claims ADD COLUMN archived_at TEXT;
+UPDATE claims SET origin = 'inferred' WHERE coalesce(
+    (SELECT x.before FROM run_changes x WHERE x.claim = claims.id AND x.field = 'derived_from'
+     ORDER BY x.run, x.pos LIMIT 1),
+    derived_from) <> '[]';
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,7 +21,11 @@ from tests.cli.test_cli import ROOT, Run, one_error_line, run, store_dir  # noqa
 DAY1 = "2026-01-01T00:00:00Z"
 
 
-def claims_file(tmp_path: Path, statements: list[tuple[str, str, float]]) -> Path:
+def claims_file(
+    tmp_path: Path, statements: list[tuple[str, str, float]], *, inferred: bool = False
+) -> Path:
+    """The claims as an import file; ``inferred``: each extracted from a message (so it
+    decays), else written by the user."""
     path = tmp_path / "claims.jsonl"
     lines = [
         json.dumps(
@@ -31,9 +35,10 @@ def claims_file(tmp_path: Path, statements: list[tuple[str, str, float]]) -> Pat
                 "claim_type": claim_type,
                 "confidence": confidence,
                 "created_at": DAY1,
+                **({"derived_from": [f"message-{n}"]} if inferred else {}),
             }
         )
-        for statement, claim_type, confidence in statements
+        for n, (statement, claim_type, confidence) in enumerate(statements)
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -55,7 +60,7 @@ def claims_rows(store: Path) -> list[tuple[object, ...]]:
 
 
 def test_consolidate_json_then_undo(run: Run, tmp_path: Path, store_dir: Path) -> None:  # noqa: F811
-    assert run("import", str(claims_file(tmp_path, MEMORY))).returncode == 0
+    assert run("import", str(claims_file(tmp_path, MEMORY, inferred=True))).returncode == 0
     before = claims_rows(store_dir)
     dry = json.loads(run("consolidate", "--dry-run", "--now", "2026-01-02", "--json").stdout)
     assert dry["dry_run"] is True and dry["run_id"] is None
@@ -89,7 +94,7 @@ def test_consolidate_json_then_undo(run: Run, tmp_path: Path, store_dir: Path) -
 
 
 def test_consolidate_and_review_for_a_person(run: Run, tmp_path: Path) -> None:  # noqa: F811
-    run("import", str(claims_file(tmp_path, MEMORY)))
+    run("import", str(claims_file(tmp_path, MEMORY, inferred=True)))
     out = run("consolidate", "--now", "2026-01-02").stdout.splitlines()
     assert out[0].startswith("run 1: ")
     assert "1 merged, 1 contradiction, 1 deprecated" in out[0]
@@ -110,7 +115,7 @@ def test_consolidate_and_review_for_a_person(run: Run, tmp_path: Path) -> None: 
 
 
 def test_retrieval_honours_confidence_and_status(run: Run, tmp_path: Path) -> None:  # noqa: F811
-    run("import", str(claims_file(tmp_path, MEMORY)))
+    run("import", str(claims_file(tmp_path, MEMORY, inferred=True)))
     run("consolidate", "--now", "2026-01-02")
     # Deprecated: in no search; 0.3–0.5: in explicit search, not in automatic memories.
     assert "skydiving" not in run("search", "skydiving", "--kind", "claim", "--json").stdout
@@ -118,6 +123,31 @@ def test_retrieval_honours_confidence_and_status(run: Run, tmp_path: Path) -> No
     block = run("build-context", "-", "--query", "learning the cello", stdin="cello lessons\n")
     assert block.returncode == 0, block.stderr
     assert "cello" not in block.stdout
+
+
+def test_what_the_user_wrote_does_not_fade_but_what_was_inferred_does(
+    run: Run,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A year of consolidations, a season apart: the claim the user typed stays as it was; the
+    one extracted from a conversation, never confirmed since, is deprecated."""
+    assert run("claim", "add", "I'm allergic to penicillin").returncode == 0
+    message = {
+        "contentSessionId": "chat",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "userMessage": "Hi! btw I moved to Berlin last month",
+        "assistantResponse": "Congratulations on the move!",
+    }
+    (tmp_path / "chat.jsonl").write_text(json.dumps(message) + "\n", encoding="utf-8")
+    ingested = run("ingest", str(tmp_path / "chat.jsonl"))
+    assert "added #2" in ingested.stdout, ingested.stderr
+    for month in ("04", "07", "10"):
+        assert run("consolidate", "--now", f"2027-{month}-01").returncode == 0
+    last = json.loads(run("consolidate", "--now", "2028-01-01", "--json").stdout)
+    assert last["deprecated"] == 0  # Berlin went a run earlier, below 0.3
+    typed = json.loads(run("claim", "show", "1", "--json").stdout)
+    assert (typed["status"], typed["confidence"]) == ("active", 1.0)
+    assert json.loads(run("claim", "show", "2", "--json").stdout)["status"] == "deprecated"
 
 
 def test_bad_input_is_one_line(run: Run, tmp_path: Path) -> None:  # noqa: F811
@@ -163,7 +193,10 @@ def test_a_consolidation_killed_halfway_leaves_the_store_before_or_after(
             text=True,
         )
 
-    assert cli(pristine, "import", str(claims_file(tmp_path, many))).wait(timeout=120) == 0
+    assert (
+        cli(pristine, "import", str(claims_file(tmp_path, many, inferred=True))).wait(timeout=120)
+        == 0
+    )
     before = claims_rows(pristine)
     finished = tmp_path / "finished"
     shutil.copytree(pristine, finished)

@@ -77,7 +77,15 @@ class Cli:
         assert len(lines) == 1 and lines[0].startswith("lsp-memory: error: "), err
         return lines[0]
 
-    def add(self, claims: list[tuple[str, str]], tmp_path: Path, confidence: float = 0.9) -> None:
+    def add(
+        self,
+        claims: list[tuple[str, str]],
+        tmp_path: Path,
+        confidence: float = 0.9,
+        *,
+        inferred: bool = False,
+    ) -> None:
+        """Import ``claims``; ``inferred``: each extracted from a message (so it decays)."""
         path = tmp_path / "claims.jsonl"
         path.write_text(
             "".join(
@@ -88,6 +96,7 @@ class Cli:
                         "claim_type": claim_type,
                         "confidence": confidence,
                         "created_at": DAY1,
+                        **({"derived_from": [f"message-{statement}"]} if inferred else {}),
                     }
                 )
                 + "\n"
@@ -352,7 +361,7 @@ def test_later_consolidations_that_changed_the_same_claims(
     but the last is refused naming the runs after it, ``--cascade`` undoes all three, and
     the claims are as imported."""
     cli = Cli(tmp_path / "store", capsys)
-    cli.add(LYON, tmp_path)
+    cli.add(LYON, tmp_path, inferred=True)
     imported = tables(cli.store)["claims"]
     assert cli.consolidate() == 1
     assert cli.consolidate("2026-01-11") == 2  # ten days of decay for every claim

@@ -54,9 +54,10 @@ def write_memory(path: Path) -> Path:
                 "claim_type": kind,
                 "confidence": confidence,
                 "created_at": "2026-01-01T00:00:00Z",
+                "derived_from": [f"message-{n}"],  # inferred from a conversation: it decays
             }
         )
-        for text, kind, confidence in rows
+        for n, (text, kind, confidence) in enumerate(rows)
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -278,6 +278,41 @@ def test_lineage_fields_round_trip_and_are_left_out_when_unset(kb: Store, tmp_pa
     assert second == first
 
 
+def test_origin_follows_the_lineage_unless_given_and_round_trips(
+    store: Store, tmp_path: Path
+) -> None:
+    """A claim with ``derived_from`` was inferred from a conversation, one without was stated
+    by the user; ``origin`` says otherwise when the lineage misleads (a stated claim that
+    consolidation gave evidence), and is exported only then."""
+    lines: list[dict[str, object]] = [
+        {"kind": "claim", "statement": "Typed", "claim_number": 1},
+        {"kind": "claim", "statement": "Heard", "claim_number": 2, "derived_from": ["ep-1"]},
+        {
+            "kind": "claim",
+            "statement": "Typed, then confirmed",
+            "claim_number": 3,
+            "derived_from": ["ep-2"],
+            "origin": "stated",
+        },
+    ]
+    _import(store, "\n".join(json.dumps(line) for line in lines).encode())
+    assert [c.origin for c in store.claims(USER)] == ["stated", "inferred", "stated"]
+    first = "\n".join(export_records(store, USER))
+    assert [json.loads(line).get("origin") for line in first.splitlines()] == [
+        None,
+        None,
+        "stated",
+    ]
+    with open_store(tmp_path / "again") as empty:
+        _import(empty, first.encode())
+        assert "\n".join(export_records(empty, USER)) == first
+    with pytest.raises(ImportFailed) as caught:
+        _import(store, b'{"kind": "claim", "statement": "x", "origin": "guessed"}')
+    assert caught.value.problems == [
+        "line 1: claim: unknown origin 'guessed' (expected stated or inferred)"
+    ]
+
+
 def test_ids_another_user_holds_are_neither_refused_nor_revealed(kb: Store) -> None:
     """Importing as bob a claim whose id mallory holds reads
     exactly as importing fresh ids: same outcome, same refusal on a second import — the

@@ -307,8 +307,35 @@ def test_a_store_of_version_4_keeps_its_message_references_and_takes_tool_ones(
         with pytest.raises(sqlite3.IntegrityError):
             old._db.execute("INSERT INTO episode_refs VALUES (1, 'tool', 'claim', 'c-2', '@b')")
     with open_store(tmp_path) as upgraded:
-        assert upgraded.schema_version == SCHEMA_VERSION == 5
+        assert upgraded.schema_version == SCHEMA_VERSION
         assert upgraded.episode_refs([1]) == [EpisodeRef(1, "search", "claim", "c-1", "@kept_a001")]
         given = [EpisodeRef(1, "tool", "note", f"v::n{n}.md", f"[[N{n}]]") for n in (3, 1, 2)]
         upgraded.add_episode_refs(given)
         assert upgraded.tool_refs([1]) == given
+
+
+def test_a_version_4_store_learns_where_each_claim_came_from(tmp_path: Path) -> None:
+    """Before version 6 a claim's lineage at its creation told an extracted claim from one the
+    user wrote; a consolidation may have added episodes to it since, so the lineage before
+    the first run that changed it decides."""
+    with open_store(tmp_path, migrations=MIGRATIONS[:4]) as old:
+        db = old._db
+        for number, derived in ((1, "[]"), (2, '["ep-1"]'), (3, '["ep-2"]')):
+            db.execute(
+                "INSERT INTO claims (claim_id, user, number, friendly_id, statement, created_at, "
+                "updated_at, derived_from) VALUES (?, ?, ?, ?, 'said', '2024-01-01T00:00:00Z', "
+                "'2024-01-01T00:00:00Z', ?)",
+                (f"c-{number}", USER, number, f"said_{number:04}", derived),
+            )
+        db.execute(
+            "INSERT INTO runs (user, number, kind, now, created_at) "
+            "VALUES (?, 1, 'consolidate', 'x', 'x')",
+            (USER,),
+        )
+        # Claim 3 was written by the user; run 1 gave it evidence (episode ep-2).
+        db.execute(
+            "INSERT INTO run_changes VALUES (1, 0, 3, 'derived_from', '[]', '[\"ep-2\"]', 'e')"
+        )
+    with open_store(tmp_path) as upgraded:
+        origins = {c.number: c.origin for c in upgraded.claims(USER)}
+        assert origins == {1: "stated", 2: "inferred", 3: "stated"}

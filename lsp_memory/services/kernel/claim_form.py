@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lsp_memory.model import Claim
@@ -43,9 +44,17 @@ def claim_record(claim: Claim) -> dict[str, Any]:
             # Left out when unset, so records without lineage export as they always have.
             "derived_from": list(claim.derived_from) or None,
             "evidence_count": claim.evidence_count or None,
+            # Left out when the lineage implies it (``default_origin``).
+            "origin": None if claim.origin == default_origin(claim.derived_from) else claim.origin,
             "meta": claim.meta,
         }
     )
+
+
+def default_origin(derived_from: Sequence[str]) -> str:
+    """A claim's origin when none is given: ``inferred`` when it names what it was derived
+    from (an extracted claim names its message), else ``stated``."""
+    return "inferred" if derived_from else "stated"
 
 
 def listed(values: tuple[str, ...] | None) -> list[str] | None:

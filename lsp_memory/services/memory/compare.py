@@ -60,11 +60,11 @@ def core(statement: str) -> frozenset[str]:
     """A statement's content words with its negations taken out ("I don't like tea" and "I
     hate tea" → like, tea): what two statements must share to negate each other."""
     words = set()
-    for word in content(statement):
+    for key, word in _content(statement).items():
         if word in _AGAINST_LIKING:
             words.add("like")
         elif not (word in _NEGATIONS or word in _NEGATIVE or word.endswith("n't")):
-            words.add(word)
+            words.add(key)
     return frozenset(words - {"longer"})
 
 
@@ -79,29 +79,168 @@ def opposite(first: str, second: str) -> bool:
     return a <= b or b <= a
 
 
-def _stem(word: str) -> str:
-    for ending in ("ing", "ed", "es", "s"):
-        if len(word) > len(ending) + 2 and word.endswith(ending):
-            return word[: -len(ending)]
+_ENDINGS = (
+    ("ically", 3), ("ical", 3), ("ily", 3), ("ies", 3), ("ied", 3), ("ing", 2), ("ed", 3),
+    ("ly", 4), ("es", 3), ("ic", 3), ("s", 3),
+)  # fmt: skip
+"""Endings cut from a word, the first that fits, with the fewest letters left before it:
+inflections ("peanuts", "liked", "running") and the endings that turn one word of a family
+into another ("allergic" / "allergy", "musical" / "music", "happily" / "happy")."""
+_IRREGULAR = {
+    "children": "child", "people": "person", "men": "man", "women": "woman", "wives": "wife",
+    "feet": "foot", "teeth": "tooth", "mice": "mouse", "went": "go", "gone": "go",
+    "goes": "go", "does": "do", "news": "news", "evening": "evening", "during": "during",
+}  # fmt: skip
+"""Words whose family no ending tells, and words that look inflected but are not."""
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+def _cut(word: str) -> str:
+    """``word`` without the first of ``_ENDINGS`` it has; a plural's "s" and then the
+    word's own ending ("mornings" → morn, like "morning")."""
+    for ending, least in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= least:
+            if (ending == "s" and word.endswith(("ss", "us", "is"))) or word.endswith("eed"):
+                break  # "class", "bus", "analysis", "speed": not an ending
+            if not _VOWEL.search(word[: -len(ending)]):
+                break  # "string", "thing": the ending is the word
+            cut = word[: -len(ending)]
+            return _cut(cut) if ending == "s" and cut.endswith("ing") else cut
     return word
 
 
-@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """A word's family in lower case: one ending cut (``_ENDINGS``), then a final "e", "y" or
+    "i" and a doubled last consonant ("allergic", "allergy", "allergies" → allerg; "stopped",
+    "stop" → stop; "liking", "likes" → lik). Crude but predictable: two words of one family
+    get the same stem far more often than two different words do, and a miss only keeps a
+    pair apart."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    word = _cut(word)
+    if len(word) > 3 and word[-1] in "eyi":
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]
+    return word
+
+
 def content(statement: str) -> frozenset[str]:
-    """The words that carry a statement: numbers as written without separators, names and
-    content words stemmed, words of liking as one word, stop words left out."""
-    found = set()
-    for word in _words(statement):
+    """The words that carry a statement: numbers as written without separators, names (a
+    capitalised word after the first) whole, other content words by their ``stem``, words
+    of liking as one word, stop words left out: two statements with the same content say
+    the same thing however inflected ("I'm allergic to peanuts" / "peanut allergy")."""
+    return frozenset(_content(statement))
+
+
+@lru_cache(maxsize=65_536)
+def _content(statement: str) -> dict[str, str]:
+    """``content``'s words, each with the word as written (in lower case)."""
+    found: dict[str, str] = {}
+    for position, written in enumerate(_WORD.findall(statement)):
+        word = written.lower().replace("’", "'")
         if word[0].isdigit():
-            found.add(word.replace(",", "").rstrip("."))
+            number = word.replace(",", "").rstrip(".")
+            found[number] = number
         elif word in _LIKE:
-            found.add("like")
-        elif word not in _STOP:
-            found.add(_stem(word.strip("'-")))
-    return frozenset(found)
+            found["like"] = word
+        elif word in _STOP:
+            continue
+        elif position and written[0].isupper():
+            found[word.strip("'-")] = word  # a name: never merged into another
+        else:
+            found[stem(word.strip("'-"))] = word
+    return found
 
 
 def lost(loser: str, winner: str) -> frozenset[str]:
     """What merging ``loser`` into ``winner`` would lose: its numbers, names and content
-    words that ``winner`` lacks (empty: nothing lost, the two are paraphrases)."""
-    return content(loser) - content(winner)
+    words (as written) whose stem ``winner`` lacks (empty: nothing lost, the two are
+    paraphrases)."""
+    kept = _content(winner)
+    return frozenset(word for key, word in _content(loser).items() if key not in kept)
+
+
+# -- values on one slot -----------------------------------------------------------------------
+
+_WHO = r"(?P<who>i|my (?:[a-z]+-in-law|best friend|[a-z]+)|[A-Z][a-z]+)"
+"""Whom a statement is about, at its start: "I", "my <relation>", or a capitalised name."""
+_NOW = r"(?:(?:now|currently|still|also|just|recently|actually) )*"
+_VALUE = r"(?P<value>[^,;.!?]+)"
+_SLOT_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (slot, re.compile(rf"^{_WHO}(?:'m| am| is| are)? {_NOW}{form}", re.IGNORECASE))
+    for slot, form in (
+        ("residence", rf"(?:live[sd]?|living|reside[sd]?) in {_VALUE}"),
+        ("residence", rf"(?:(?:have|has) )?{_NOW}moved to {_VALUE}"),
+        ("residence", rf"based in {_VALUE}"),
+        ("employer", rf"(?:work(?:s|ed|ing)?) (?:at|for) {_VALUE}"),
+        ("employer", rf"(?:(?:have|has) )?{_NOW}joined {_VALUE}"),
+        ("occupation", rf"(?:work(?:s|ed|ing)?) as {_VALUE}"),
+        ("occupation", r"(?:work(?:s|ed|ing)?) in (?P<field>[a-z][^,;.!?]*)"),
+        ("age", r"(?P<value>\d+) years? old"),
+    )
+)
+"""Forms that name a slot — who, what about them — and its value: "I live in Lyon",
+"I work as a backend developer", "my sister is 12 years old". "work in" followed by a
+lower-case word is a field of work ("I work in frontend"), not a place."""
+_FAVOURITE = re.compile(
+    rf"^{_WHO}(?:'s)? favou?rite (?P<thing>[a-z]+(?: [a-z]+)?) is {_VALUE}", re.IGNORECASE
+)
+_NAME = re.compile(rf"^{_WHO}(?:'s)? name is {_VALUE}", re.IGNORECASE)
+_CUE = re.compile(r"liv|resid|moved|based|work|joined|years? old|favou?rite|name is", re.I)
+_SPLIT = re.compile(r" (?:and|but|because|since|so|as well|while|where|who|which) ", re.I)
+_PRONOUNS = frozenset("he she they it we you this that there here".split())
+_TIME_WORDS = frozenset("now currently anymore again nowadays lately today still".split())
+
+
+@lru_cache(maxsize=65_536)
+def slot(statement: str) -> tuple[str, str, str] | None:
+    """``(who, slot, value)`` when the statement gives one value of a slot of a person ("I
+    live in Lyon" → ``("i", "residence", "lyon")``), in lower case, the value cut at the
+    first clause and without articles or words of time; None for anything else (a negative
+    statement included: "I no longer live in Lyon" says no value)."""
+    text = statement.strip().replace("’", "'")
+    if not _CUE.search(text) or negated(text):
+        return None
+    for name, form in _SLOT_FORMS:
+        found = form.match(text)
+        if found:
+            value = found.groupdict().get("value") or found.group("field")
+            place = found.groupdict().get("field") and value[0].isupper()
+            # "I work in Berlin": a place, not a field
+            return _slot(found.group("who"), "workplace" if place else name, value)
+    found = _FAVOURITE.match(text)
+    if found:
+        return _slot(
+            found.group("who"), f"favourite {found.group('thing').lower()}", found["value"]
+        )
+    found = _NAME.match(text)
+    return _slot(found.group("who"), "name", found.group("value")) if found else None
+
+
+def _slot(who: str, name: str, value: str) -> tuple[str, str, str] | None:
+    who = " ".join(who.lower().split())
+    if who in _PRONOUNS:
+        return None  # "She lives in Rome": whom it is about is not in the statement
+    words = _SPLIT.split(value.strip().lower(), maxsplit=1)[0].split()
+    while words and words[0] in ("a", "an", "the"):
+        words.pop(0)
+    while words and words[-1] in _TIME_WORDS:
+        words.pop()
+    if not words:
+        return None
+    return ("i" if who == "my" else who), name, " ".join(words)
+
+
+def conflict(first: str, second: str) -> tuple[str, str, str] | None:
+    """``(slot, value of first, value of second)`` when the two statements give different
+    values of one slot of the same person ("I work as a backend developer" / "I work in
+    frontend now"); None when they give none, the same, or one a part of the other ("a
+    developer" / "a backend developer": a detail, not another value)."""
+    a, b = slot(first), slot(second)
+    if a is None or b is None or a[:2] != b[:2]:
+        return None
+    words_a, words_b = content(a[2]), content(b[2])
+    if words_a <= words_b or words_b <= words_a:
+        return None
+    return a[1], a[2], b[2]

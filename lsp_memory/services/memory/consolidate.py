@@ -4,15 +4,23 @@ the language server every ``consolidate_every``). One run, over one user's live 
 1. **Evidence** — an episode (a conversation turn) with cosine ≥ 0.75 to a claim, newer
    than the claim's last evidence and not already behind it, raises its confidence by
    0.05·(1 − confidence), joins its ``derived_from`` and counts in ``evidence_count``.
-2. **Decay** — confidence × exp(−0.01 · days since the later of the claim's creation, its
-   last evidence and the last run). Pinned claims do not decay.
-3. **Contradictions** — two live claims of one category with cosine ≥ 0.80 where one
-   negates the other (``services.memory.compare``): both halved, both ``contested``, a review item.
+2. **Decay** — confidence × exp(−rate · days since the later of the claim's creation, its
+   last evidence and the last run), the rate per day by where the claim came from and its
+   category (``config.DecayRates``: 0.01 for claims inferred from conversations, none for
+   what the user stated). Pinned claims do not decay.
+3. **Contradictions** — two live claims of one category with cosine ≥ 0.70 where one
+   negates the other, or two claims giving different values of one slot of one person
+   ("I work as a backend developer" / "I work in frontend now", whatever their cosine;
+   ``services.memory.compare``): both halved, both ``contested``, a review item. The seed's
+   0.85 was set for another model; with ours it misses most negations
+   (``benchmarks.contradictions``).
 4. **Merge** — claims with cosine > 0.85 to the most confident of them (one category, no
    contradiction, that one above 0.6) are merged into it when nothing is lost (every number,
-   name and content word of each is in it); the others become ``merged`` with
-   ``merged_into``, its ``derived_from`` gains them and their lineage, its
-   ``evidence_count`` theirs. A cluster that would lose words is a review item instead.
+   name and content word — by its family: "allergic"/"allergy" — of each is in it); the
+   others become ``merged`` with ``merged_into`` and ``archived_at``, its ``derived_from``
+   gains them and their lineage, its ``evidence_count`` theirs, its ``updated_at`` the run's
+   time. A cluster that would lose words, or whose best claim is not above 0.6, is a review
+   item instead.
 5. **Deprecate** — confidence below 0.3 → ``deprecated`` (pinned claims excepted).
 
 Pairs are only looked for among claims new or changed since the last run, compared with
@@ -32,10 +40,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory import ids
+from lsp_memory.config import DecayRates
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, doc_id
-from lsp_memory.services.memory.compare import lost, negated, opposite
+from lsp_memory.services.memory.compare import conflict, lost, negated, opposite, slot
 from lsp_memory.store.sqlite import (
     ChangedSince,
     ClaimState,
@@ -58,8 +67,7 @@ if TYPE_CHECKING:
 
 EVIDENCE_COSINE = 0.75
 EVIDENCE_STEP = 0.05
-DECAY_PER_DAY = 0.01
-CONTRADICTION_COSINE = 0.80
+CONTRADICTION_COSINE = 0.70
 MERGE_COSINE = 0.85
 MERGE_MIN_CONFIDENCE = 0.6
 DEPRECATE_BELOW = 0.3
@@ -107,13 +115,15 @@ class Consolidation:
         vectors: VectorSide | None,
         *,
         clock: Callable[[], str] = wall_clock,
+        decay: DecayRates | None = None,
     ) -> None:
         """``vectors``: the embedding model and vector index (None: no model, so only decay
-        and deprecation run, with a warning)."""
+        and deprecation run, with a warning). ``decay``: the rates (the setting's)."""
         self.store = store
         self.user = user
         self.vectors = vectors
         self.clock = clock
+        self.decay = decay or DecayRates()
 
     def run(self, now: str, *, dry_run: bool = False) -> Report:
         """Consolidate as of ``now`` (a stored timestamp); with ``dry_run`` nothing is
@@ -125,17 +135,19 @@ class Consolidation:
         plan = _Plan(states, now, self._vectors_of(states), self.vectors)
         if self.vectors is None:
             plan.warnings.append(
-                "no embedding model: evidence, contradictions and merges need one; only decay "
-                "and deprecation ran"
+                "no embedding model: evidence, negations and merges need one; only decay, "
+                "values in conflict and deprecation ran"
             )
         else:
             episodes = store.episodes_after(user, last.episode_mark if last else 0)
             # Only the user speaks for themselves: the assistant's replies are no evidence.
             plan.evidence([e for e in episodes if e.role == "user"])
-        plan.decay(last)
+        plan.decay(last, self.decay)
         seen = store.review_pairs(user)
-        pairs = plan.pairs(last)
+        fresh = plan.fresh(last)
+        pairs = plan.pairs(fresh)
         plan.contradictions(pairs, seen)
+        plan.conflicts(fresh, seen)
         plan.merges(pairs, seen)
         plan.deprecate()
         plan.settle()
@@ -282,6 +294,7 @@ class _Plan:
         self.merged = self.contradicted = self.deprecated = 0
         self.touched: set[int] = set()  # indexes of claims that gained evidence
         self._valence: dict[int, bool] = {}  # index → whether its statement is negated
+        self._halved: set[int] = set()  # indexes of claims a contradiction halved this run
 
     def _set(self, state: ClaimState, name: str, after: Any, reason: str) -> None:
         before = getattr(state, name)
@@ -321,21 +334,34 @@ class _Plan:
         self.touched.add(index)
 
     # 2. decay
-    def decay(self, last: Run | None) -> None:
+    def decay(self, last: Run | None, rates: DecayRates) -> None:
         for state in self.states:
-            if state.pinned:
+            rate = rates.rate(state.origin, state.category)
+            if state.pinned or rate <= 0:
                 continue
             start = max(t for t in (state.created_at, state.evidence_at, last and last.now) if t)
             days = (self.moment - ids.moment_of(start)).total_seconds() / 86_400
             if days <= 0:
                 continue
-            after = round(state.confidence * math.exp(-DECAY_PER_DAY * days), 4)
+            after = round(state.confidence * math.exp(-rate * days), 4)
             self._set(state, "confidence", after, f"decay: {days:.1f} days without evidence")
 
     # pairs of similar claims
-    def pairs(self, last: Run | None) -> dict[tuple[int, int], float]:
+    def fresh(self, last: Run | None) -> set[int]:
+        """Indexes of the claims new or changed since ``last`` (all of them on a first run),
+        or that gained evidence in this one: only pairs with one of them are looked at."""
+        if last is None:
+            return set(range(len(self.states)))
+        since, mark = last.created_at, last.claim_mark
+        return {
+            index
+            for index, state in enumerate(self.states)
+            if index in self.touched or state.row > mark or state.updated_at > since
+        }
+
+    def pairs(self, fresh: set[int]) -> dict[tuple[int, int], float]:
         """Similar pairs (cosine ≥ the contradiction threshold) of one category, as sorted
-        index pairs; only those with a claim new or changed since ``last``."""
+        index pairs; only those with a claim in ``fresh``."""
         if self.matrix is None:
             return {}
         import numpy as np
@@ -343,23 +369,15 @@ class _Plan:
         groups: dict[str, list[int]] = defaultdict(list)
         for index, state in enumerate(self.states):
             groups[state.category].append(index)
-        since, mark = (last.created_at, last.claim_mark) if last else (None, 0)
         found: dict[tuple[int, int], float] = {}
         for members in groups.values():
             if len(members) < 2:
                 continue
             rows = np.asarray(members)
             vectors = self.matrix[rows]
-            fresh = [
-                position
-                for position, index in enumerate(members)
-                if since is None
-                or index in self.touched
-                or self.states[index].row > mark
-                or self.states[index].updated_at > since
-            ]
-            for start in range(0, len(fresh), _BLOCK):
-                block = fresh[start : start + _BLOCK]
+            fresh_rows = [position for position, index in enumerate(members) if index in fresh]
+            for start in range(0, len(fresh_rows), _BLOCK):
+                block = fresh_rows[start : start + _BLOCK]
                 scores = vectors[block] @ vectors.T
                 scores[np.arange(len(block)), block] = -1.0  # not with itself
                 for offset, position in enumerate(block):
@@ -387,41 +405,68 @@ class _Plan:
 
     # 3. contradictions
     def contradictions(self, pairs: dict[tuple[int, int], float], seen: set[str]) -> None:
-        halved: set[int] = set()
         for (a, b), cosine in sorted(pairs.items(), key=lambda p: (-p[1], p[0])):
             first, second = self.states[a], self.states[b]
             if first.status not in _LIVE or second.status not in _LIVE:
                 continue
             if not self._opposite(a, b):
                 continue
-            key = " ".join(sorted((first.claim_id, second.claim_id)))
-            if key in seen:
+            self._contest(a, b, seen, f"say opposite things (cosine {cosine:.2f})", "contradicts")
+
+    def conflicts(self, fresh: set[int], seen: set[str]) -> None:
+        """The newest live claim of a slot of one person and each older one giving another
+        value ("I work in frontend now" / "I work as a backend developer"), whatever their
+        cosine and category: contested like a contradiction (the newer proposed to replace
+        the older). Only slots a ``fresh`` claim fills."""
+        slots: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for index, state in enumerate(self.states):
+            found = slot(state.statement) if state.status in _LIVE else None
+            if found is not None:
+                slots[found[:2]].append(index)
+        for members in slots.values():
+            if len(members) < 2 or fresh.isdisjoint(members):
                 continue
-            seen.add(key)
-            newer, older = sorted((first, second), key=lambda s: (s.created_at, s.number))[::-1]
-            reason = (
-                f"contradiction: #{newer.number} and #{older.number} say opposite things "
-                f"(cosine {cosine:.2f})"
+            members.sort(key=lambda i: (self.states[i].created_at, self.states[i].number))
+            newest = members[-1]
+            for older in members[:-1]:
+                if newest not in fresh and older not in fresh:
+                    continue
+                differ = conflict(self.states[newest].statement, self.states[older].statement)
+                if differ is not None:
+                    name, one, other = differ
+                    said = f"give two values of {name} (“{one}”, “{other}”)"
+                    self._contest(newest, older, seen, said, "gives another value than")
+
+    def _contest(self, a: int, b: int, seen: set[str], why: str, verb: str) -> None:
+        """Claims ``a`` and ``b`` disagree (``why``): both halved (once a run), both
+        ``contested``, and a review item proposing that the newer replaces the older;
+        nothing for a pair raised before."""
+        first, second = self.states[a], self.states[b]
+        key = " ".join(sorted((first.claim_id, second.claim_id)))
+        if key in seen:
+            return
+        seen.add(key)
+        newer, older = sorted((first, second), key=lambda s: (s.created_at, s.number))[::-1]
+        reason = f"contradiction: #{newer.number} and #{older.number} {why}"
+        for index, state in ((a, first), (b, second)):
+            if index not in self._halved:
+                self._halved.add(index)
+                self._set(state, "confidence", round(state.confidence / 2, 4), reason)
+            self._set(state, "status", "contested", reason)
+        self.items.append(
+            NewItem(
+                kind="contradiction",
+                claims=(newer.claim_id, older.claim_id),
+                proposal="CONTRADICTION",
+                reason=(
+                    f"#{newer.number} “{one_line(newer.statement, 80)}” {verb} "
+                    f"#{older.number} “{one_line(older.statement, 80)}”; proposed: the newer, "
+                    f"#{newer.number}, replaces #{older.number}"
+                ),
+                state={newer.claim_id: "contested", older.claim_id: "contested"},
             )
-            for index, state in ((a, first), (b, second)):
-                if index not in halved:
-                    halved.add(index)
-                    self._set(state, "confidence", round(state.confidence / 2, 4), reason)
-                self._set(state, "status", "contested", reason)
-            self.items.append(
-                NewItem(
-                    kind="contradiction",
-                    claims=(newer.claim_id, older.claim_id),
-                    proposal="CONTRADICTION",
-                    reason=(
-                        f"#{newer.number} “{one_line(newer.statement, 80)}” contradicts "
-                        f"#{older.number} “{one_line(older.statement, 80)}”; proposed: the newer, "
-                        f"#{newer.number}, replaces #{older.number}"
-                    ),
-                    state={newer.claim_id: "contested", older.claim_id: "contested"},
-                )
-            )
-            self.contradicted += 1
+        )
+        self.contradicted += 1
 
     # 4. merge
     def merges(self, pairs: dict[tuple[int, int], float], seen: set[str]) -> None:
@@ -448,12 +493,12 @@ class _Plan:
                 continue
             winner = self.states[seed]
             members = sorted(n for n in neighbours[seed] if n not in taken)
-            if not members or winner.confidence <= MERGE_MIN_CONFIDENCE:
+            if not members:
                 continue
             taken.update([seed, *members])
             losers = [self.states[m] for m in members]
             losses = {s.number: lost(s.statement, winner.statement) for s in losers}
-            if any(losses.values()):
+            if any(losses.values()) or winner.confidence <= MERGE_MIN_CONFIDENCE:
                 self._review_merge(winner, losers, losses, seen)
                 continue
             self._merge(winner, losers)
@@ -465,6 +510,9 @@ class _Plan:
         losses: dict[int, frozenset[str]],
         seen: set[str],
     ) -> None:
+        """A group not merged on its own: a review item. When merging would lose words,
+        proposed: keep both; when nothing would be lost but no claim is confident enough
+        (none above 0.6: a guess may be merged into a guess), proposed: merge."""
         ids = (winner.claim_id, *(s.claim_id for s in losers))
         key = " ".join(sorted(ids))
         if key in seen:
@@ -476,34 +524,42 @@ class _Plan:
             if words
         )
         others = ", ".join(f"#{s.number}" for s in losers)
+        said = f"{others} and #{winner.number} “{one_line(winner.statement, 80)}” are similar"
+        if missing:
+            proposal, why = (
+                "KEEP_BOTH",
+                f"but merging would lose words ({missing}); proposed: keep both",
+            )
+        else:
+            proposal = "MERGE"
+            why = (
+                f"and say the same, but none has confidence above {MERGE_MIN_CONFIDENCE}; "
+                f"proposed: merge them into #{winner.number}"
+            )
         self.items.append(
             NewItem(
                 kind="merge",
                 claims=ids,
-                proposal="KEEP_BOTH",
-                reason=(
-                    f"{others} and #{winner.number} “{one_line(winner.statement, 80)}” are "
-                    f"similar, but merging would lose words ({missing}); proposed: keep both"
-                ),
+                proposal=proposal,
+                reason=f"{said}, {why}",
                 state=dict.fromkeys(ids, "active"),
             )
         )
 
     def _merge(self, winner: ClaimState, losers: list[ClaimState]) -> None:
-        lineage = list(winner.derived_from)
-        evidence = winner.evidence_count
-        for loser in losers:
-            reason = f"merge: #{loser.number} into #{winner.number} (nothing lost)"
-            self._set(loser, "status", "merged", reason)
-            self._set(loser, "merged_into", winner.claim_id, reason)
-            for item in (loser.claim_id, *loser.derived_from):
-                if item not in lineage:
-                    lineage.append(item)
-            evidence += loser.evidence_count
-            self.merged += 1
-        reason = f"merge: {', '.join(f'#{s.number}' for s in losers)} into #{winner.number}"
-        self._set(winner, "derived_from", tuple(lineage), reason)
-        self._set(winner, "evidence_count", evidence, reason)
+        reasons = {
+            s.claim_id: f"merge: #{s.number} into #{winner.number} (nothing lost)" for s in losers
+        }
+        reasons[winner.claim_id] = (
+            f"merge: {', '.join(f'#{s.number}' for s in losers)} into #{winner.number}"
+        )
+        merge_into(
+            winner,
+            losers,
+            self.now,
+            lambda state, name, after: self._set(state, name, after, reasons[state.claim_id]),
+        )
+        self.merged += len(losers)
 
     # 5. deprecate
     def deprecate(self) -> None:
@@ -520,6 +576,29 @@ class _Plan:
         self.items = [
             replace(item, state={c: status[c] for c in item.claims}) for item in self.items
         ]
+
+
+def merge_into(
+    winner: ClaimState,
+    losers: Sequence[ClaimState],
+    when: str,
+    put: Callable[[ClaimState, str, Any], None],
+) -> None:
+    """Merge ``losers`` into ``winner`` as of ``when``, each field changed through ``put``:
+    the losers become ``merged`` into it and archived (``archived_at``); the winner gains
+    their ids and lineage in ``derived_from`` and their ``evidence_count``, and is updated
+    (``updated_at``). Consolidation's merges and a ``MERGE`` review decision alike."""
+    lineage = list(winner.derived_from)
+    evidence = winner.evidence_count
+    for loser in losers:
+        put(loser, "status", "merged")
+        put(loser, "merged_into", winner.claim_id)
+        put(loser, "archived_at", when)
+        lineage += [c for c in (loser.claim_id, *loser.derived_from) if c not in lineage]
+        evidence += loser.evidence_count
+    put(winner, "derived_from", tuple(lineage))
+    put(winner, "evidence_count", evidence)
+    put(winner, "updated_at", when)
 
 
 def _after_later_runs(later: LaterRuns) -> str:

@@ -21,6 +21,7 @@ from lsp_memory.errors import ImportFailed, UserError
 from lsp_memory.model import (
     ENTITY_FIELD_TYPES,
     MAX_STATEMENT,
+    ORIGINS,
     Claim,
     ClaimStatus,
     Context,
@@ -30,7 +31,7 @@ from lsp_memory.model import (
     Tag,
 )
 from lsp_memory.runtime import collector_paused
-from lsp_memory.services.kernel.claim_form import claim_record, drop_none
+from lsp_memory.services.kernel.claim_form import claim_record, default_origin, drop_none
 from lsp_memory.store.sqlite import Batch, Store, UserKeys
 from lsp_memory.text import blank, first_control
 
@@ -45,7 +46,7 @@ _FIELDS: dict[str, frozenset[str]] = {
         """kind statement claim_id claim_number friendly_id user claim_type claim_types
         context_domain context_domains status confidence possible_questions contexts tags
         entities pinned created_at updated_at valid_from valid_to superseded_by merged_into
-        derived_from evidence_count meta""".split()
+        derived_from evidence_count origin meta""".split()
     ),
     "context": frozenset(
         "kind name context_id friendly_id description parent user created_at updated_at".split()
@@ -423,6 +424,9 @@ class _Importer:
         evidence = line.data.get("evidence_count", 0)
         if isinstance(evidence, bool) or not isinstance(evidence, int) or not 0 <= evidence < 2**63:
             raise _Bad(f"evidence_count must be a whole number ≥ 0, not {evidence!r}")
+        origin = line.text("origin") or default_origin(derived_from)
+        if origin not in ORIGINS:
+            raise _Bad(f"unknown origin {origin!r} (expected {' or '.join(ORIGINS)})")
         created = line.time("created_at") or self.now
         claim = Claim(
             claim_id=claim_id or "",
@@ -446,6 +450,7 @@ class _Importer:
             merged_into=line.text("merged_into"),
             derived_from=tuple(derived_from),
             evidence_count=evidence,
+            origin=origin,
             meta=meta,
             contexts=tuple(dict.fromkeys(line.texts("contexts"))),
             tags=tuple(dict.fromkeys(line.texts("tags"))),

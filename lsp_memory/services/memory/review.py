@@ -25,7 +25,7 @@ from typing import Any
 from lsp_memory.errors import UserError
 from lsp_memory.ids import now as wall_clock
 from lsp_memory.services.kernel.command import CommandFailed, ask
-from lsp_memory.services.memory.consolidate import indexed_rows
+from lsp_memory.services.memory.consolidate import indexed_rows, merge_into
 from lsp_memory.store.sqlite import ClaimState, FieldChange, ReviewItem, StaleError, Store
 from lsp_memory.text import one_line
 
@@ -194,15 +194,7 @@ def _changes(
             put(state, "superseded_by", winner.claim_id)
             put(state, "valid_to", when)
     elif decision == "MERGE":
-        lineage = list(winner.derived_from)
-        evidence = winner.evidence_count
-        for state in others:
-            put(state, "status", "merged")
-            put(state, "merged_into", winner.claim_id)
-            lineage += [c for c in (state.claim_id, *state.derived_from) if c not in lineage]
-            evidence += state.evidence_count
-        put(winner, "derived_from", tuple(lineage))
-        put(winner, "evidence_count", evidence)
+        merge_into(winner, others, when, put)
     return changes
 
 

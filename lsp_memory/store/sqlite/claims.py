@@ -195,13 +195,15 @@ class Claims(ClaimLoader):
 
     @_translated
     def restore(self, user: str, claim_id: str, when: str) -> None:
-        """Make the claim active again and clear its ``superseded_by``/``merged_into``; its
-        ``valid_to`` too when it was superseded (superseding is what set it)."""
+        """Make the claim active again and clear its ``superseded_by``/``merged_into`` and
+        ``archived_at``; its ``valid_to`` too when it was superseded (superseding is what set
+        it)."""
         self._update(
             user,
             claim_id,
             "valid_to = CASE WHEN status = 'superseded' THEN NULL ELSE valid_to END, "
-            "status = 'active', superseded_by = NULL, merged_into = NULL, updated_at = ?",
+            "status = 'active', superseded_by = NULL, merged_into = NULL, archived_at = NULL, "
+            "updated_at = ?",
             (when,),
         )
 

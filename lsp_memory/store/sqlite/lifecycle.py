@@ -26,9 +26,11 @@ FIELDS = frozenset(
         "derived_from",
         "evidence_count",
         "evidence_at",
+        "updated_at",
+        "archived_at",
     }
 )
-"""The claim fields a run may change."""
+"""The claim fields a run may change (``updated_at`` and ``archived_at``: a merge's)."""
 
 
 @dataclass(slots=True)
@@ -51,6 +53,8 @@ class ClaimState:
     merged_into: str | None = None
     superseded_by: str | None = None
     valid_to: str | None = None
+    origin: str = "stated"
+    archived_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +201,8 @@ class Lifecycle(StoreBase):
         sql = (
             "SELECT c.id, c.claim_id, c.number, c.statement, coalesce(t.type, 'fact'), "
             "c.status, c.confidence, c.pinned, c.created_at, c.updated_at, c.evidence_at, "
-            "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to "
+            "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to, "
+            "c.origin, c.archived_at "
             "FROM claims c "
             "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 WHERE c.user = ? "
         )
@@ -225,6 +230,8 @@ class Lifecycle(StoreBase):
                 merged_into=r[13],
                 superseded_by=r[14],
                 valid_to=r[15],
+                origin=r[16],
+                archived_at=r[17],
             )
             for r in self._db.execute(sql + "ORDER BY c.number", params)
         ]

@@ -18,7 +18,7 @@ _LIVE = "('" + "', '".join(LIVE_STATUSES) + "')"
 _CLAIM_COLUMNS = """
     c.id, c.claim_id, c.user, c.number, c.friendly_id, c.statement, c.status, c.confidence,
     c.possible_questions, c.pinned, c.created_at, c.updated_at, c.valid_from, c.valid_to,
-    c.superseded_by, c.merged_into, c.meta, c.derived_from, c.evidence_count
+    c.superseded_by, c.merged_into, c.meta, c.derived_from, c.evidence_count, c.origin
 """
 _CLAIM_SELECT = f"SELECT {_CLAIM_COLUMNS} FROM claims c "
 
@@ -76,6 +76,7 @@ def _claim(row: Sequence[Any], found: Sequence[dict[int, tuple[str, ...]]]) -> C
         meta=json.loads(row[16]) if row[16] != "{}" else {},
         derived_from=tuple(json.loads(row[17])) if row[17] != "[]" else (),
         evidence_count=row[18],
+        origin=row[19],
         claim_types=types,
         domains=domains,
         contexts=contexts,

@@ -264,6 +264,7 @@ class _Writer:
                     _json_text(c.meta, "{}"),
                     _json_text(c.derived_from, "[]"),
                     c.evidence_count,
+                    c.origin,
                 )
             )
             types += [(i, pos, t) for pos, t in enumerate(c.claim_types)]
@@ -275,8 +276,8 @@ class _Writer:
         db.executemany(
             "INSERT INTO claims (id, claim_id, user, number, friendly_id, statement, status, "
             "confidence, possible_questions, pinned, created_at, updated_at, valid_from, "
-            "valid_to, superseded_by, merged_into, meta, derived_from, evidence_count) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "valid_to, superseded_by, merged_into, meta, derived_from, evidence_count, origin) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         db.executemany("INSERT INTO claim_types VALUES (?,?,?)", types)
