@@ -108,21 +108,38 @@ class Lanes:
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="lsp-memory-mcp-write")
         self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="lsp-memory-mcp-read")
         self._opened: Future[bool] | None = None
+        self._waiting = 0  # calls queued on the writer's thread, not started yet
+        self._waiting_lock = threading.Lock()
 
     async def write(self, work: Callable[[], T]) -> T:
         self._open()
-        return await asyncio.get_running_loop().run_in_executor(self._writer, work)
+        return await self._on_writer(work)
 
     async def read(self, work: Callable[[], T]) -> T:
         opened = await asyncio.wrap_future(self._open())
-        lane = self._readers if opened else self._writer
-        return await asyncio.get_running_loop().run_in_executor(lane, work)
+        if not opened:
+            return await self._on_writer(work)
+        return await asyncio.get_running_loop().run_in_executor(self._readers, work)
+
+    async def _on_writer(self, work: Callable[[], T]) -> T:
+        def started() -> T:
+            with self._waiting_lock:
+                self._waiting -= 1
+            return work()
+
+        with self._waiting_lock:
+            self._waiting += 1
+        return await asyncio.get_running_loop().run_in_executor(self._writer, started)
 
     def later(self, work: Callable[[], object]) -> None:
-        """Run ``work`` on the writer's thread after what is queued there, answering no one:
-        a failure is logged, never raised."""
+        """Run ``work`` on the writer's thread after what is queued there, answering no one,
+        unless a call is waiting for that thread when its turn comes (then it is skipped:
+        work made ahead must never delay a call). A failure is logged, never raised."""
 
         def quietly() -> None:
+            with self._waiting_lock:
+                if self._waiting:
+                    return
             try:
                 work()
             except Exception as error:  # one line: the log is read by people
@@ -232,8 +249,6 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         ),
     )
 
-    ahead: dict[str, int] = {}  # conversation → recalls made ahead still queued for it
-    ahead_lock = threading.Lock()  # counted up on the event loop, down on the writer
 
     async def write(work: Callable[[], T]) -> T:
         try:
@@ -364,18 +379,11 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         def recall_ahead(conversation: str) -> None:
             # Seed 001's mode A: the next block of this conversation recalls from these
             # messages; found now, while the assistant answers, not when it is asked for.
-            # Only for the last of a burst (an import): a later exchange would replace it.
-            with ahead_lock:
-                ahead[conversation] -= 1
-                if ahead[conversation] > 0:
-                    return
-                del ahead[conversation]
+            # Skipped when a call is waiting (a burst of messages: the next one replaces it).
             app.refresh_indexes()
             app.conversations().prepare(app.snapshot().assembler(), conversation)
 
         answer, conversation = await write(stored)
-        with ahead_lock:
-            ahead[conversation] = ahead.get(conversation, 0) + 1
         lanes.later(partial(recall_ahead, conversation))
         return answer
 

@@ -386,6 +386,7 @@ async def test_a_conversations_block_shows_its_searches_and_recall_made_ahead(
                 assistant_response="Noted.",
                 timestamp=f"2026-11-{day:02d}T10:00:00Z",
             )
+            await asyncio.sleep(0.5)  # the assistant writes its answer meanwhile
 
         await exchange("Our orchestra rehearses the cello part on Friday.", 20)
         block = await call(session, "build_context", text="hello", session_id="s")
@@ -419,6 +420,7 @@ async def test_a_conversations_block_shows_its_searches_and_recall_made_ahead(
         assert "Searched memory" not in {s["name"] for s in block["sections"]}
         # The conversation as stored (its id stripped) is the one recalled from.
         await call(session, "ingest_messages", session_id="  s ", user_message="And Saturday?")
+        await asyncio.sleep(0.5)
         block = await call(session, "build_context", text="hello", session_id="s")
         assert block["recall"] == "precomputed"
     log = (tmp_path / "server.log").read_text()
