@@ -3,7 +3,7 @@ superseding, restoring a superseded claim, and the lineage naming the new claim.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -93,40 +93,41 @@ def test_another_value_for_the_same_subject_and_predicate(store: Store) -> None:
     assert successor_of_old.claim_id == berlin.claim_id
 
 
-def test_one_person_s_facts_in_other_slots_accumulate(store: Store) -> None:
+def about_people(store: Store) -> tuple[Records, Callable[[str], str]]:
+    """Single writes, and a function adding a relationship claim and giving its id."""
     records = Records(store, USER)
-    porto = records.add_claim("My sister Ana lives in Porto", claim_type="relationship")
-    doctor = records.add_claim("My sister Ana is a doctor", claim_type="relationship")
+    return records, lambda text: records.add_claim(text, claim_type="relationship").claim_id
+
+
+def test_one_person_s_facts_in_other_slots_accumulate(store: Store) -> None:
+    records, add = about_people(store)
+    porto, doctor = add("My sister Ana lives in Porto"), add("My sister Ana is a doctor")
     assert records.last_superseded == []
-    records.add_claim("Ana is 34", claim_type="relationship")
-    records.add_claim("Ana loves jazz", claim_type="relationship")  # no slot: no supersede
+    add("Ana is 34")
+    add("Ana loves jazz")  # no slot: no supersede
     assert records.last_superseded == []
-    assert status(store, porto.claim_id) is ClaimStatus.ACTIVE
-    assert status(store, doctor.claim_id) is ClaimStatus.ACTIVE
+    assert status(store, porto) is status(store, doctor) is ClaimStatus.ACTIVE
 
 
 def test_the_same_slot_of_the_same_person_supersedes(store: Store) -> None:
-    records = Records(store, USER)
-    porto = records.add_claim("My sister Ana lives in Porto", claim_type="relationship")
-    doctor = records.add_claim("My sister Ana is a doctor", claim_type="relationship")
-    lisbon = records.add_claim("My sister Ana moved to Lisbon", claim_type="relationship")
-    assert [c.claim_id for c in records.last_superseded] == [porto.claim_id]
-    records.add_claim("Ana is a nurse now", claim_type="relationship")  # named, no relation
-    assert [c.claim_id for c in records.last_superseded] == [doctor.claim_id]
-    assert status(store, lisbon.claim_id) is ClaimStatus.ACTIVE
+    records, add = about_people(store)
+    porto, doctor = add("My sister Ana lives in Porto"), add("My sister Ana is a doctor")
+    lisbon = add("My sister Ana moved to Lisbon")
+    assert [c.claim_id for c in records.last_superseded] == [porto]
+    add("Ana is a nurse now")  # named, without the relation: the same Ana
+    assert [c.claim_id for c in records.last_superseded] == [doctor]
+    assert status(store, lisbon) is ClaimStatus.ACTIVE
 
 
 def test_another_person_s_same_slot_stays(store: Store) -> None:
-    records = Records(store, USER)
-    tom = records.add_claim("My brother Tom lives in Porto", claim_type="relationship")
-    mine = records.add_claim("I live in Porto", claim_type="relationship")
-    unnamed = records.add_claim("My sister lives in Leeds", claim_type="relationship")
-    records.add_claim("My sister Ana moved to Lisbon", claim_type="relationship")
+    records, add = about_people(store)
+    tom, mine = add("My brother Tom lives in Porto"), add("I live in Porto")
+    unnamed = add("My sister lives in Leeds")
+    add("My sister Ana moved to Lisbon")
     assert records.last_superseded == []
-    records.add_claim("My brother Tom moved to Faro", claim_type="relationship")
-    assert [c.claim_id for c in records.last_superseded] == [tom.claim_id]
-    assert status(store, mine.claim_id) is ClaimStatus.ACTIVE
-    assert status(store, unnamed.claim_id) is ClaimStatus.ACTIVE
+    add("My brother Tom moved to Faro")
+    assert [c.claim_id for c in records.last_superseded] == [tom]
+    assert status(store, mine) is status(store, unnamed) is ClaimStatus.ACTIVE
 
 
 def test_a_shared_entity_is_the_same_person_for_the_same_slot(store: Store) -> None:
