@@ -75,7 +75,8 @@ OCCUPATIONS = (
     r"founder|ceo|cto|entrepreneur|freelancer|contractor|therapist|psychologist|"
     r"social worker|librarian|pharmacist|economist|translator|secretary|receptionist|"
     r"cleaner|carer|caregiver|midwife|physiotherapist|optician|banker|trader|salesperson|"
-    r"data scientist|product manager|civil servant|retiree|pensioner)"
+    r"data scientist|product manager|civil servant|retiree|pensioner|illustrator|nanny|"
+    r"paediatrician|pediatrician|gp|tutor|coach|professional \w+)"
 )
 """Jobs "is a/an X" names (with up to two words before: "a senior backend developer")."""
 
@@ -93,7 +94,10 @@ SLOT_FORMS: tuple[tuple[str, str], ...] = (
     ("employer", rf"(?:has |have )?{_NOW}joined {_VALUE}"),
     # occupation: works as a nurse, is a doctor, is now a senior backend developer
     ("occupation", rf"{_NOW}works? as (?:an? )?{_VALUE}"),
-    ("occupation", rf"{_BE} {_NOW}an? (?P<value>(?:[\w-]+ ){{0,2}}{OCCUPATIONS})"),
+    (
+        "occupation",
+        rf"{_BE} {_NOW}an? (?P<value>(?:[\w-]+ ){{0,2}}{OCCUPATIONS}(?: (?:at|in|for) .+)?)",
+    ),
     # age: is 34, is 34 years old, turned 40
     ("age", rf"{_BE} {_NOW}(?P<value>\d{{1,3}})(?: years? old)?"),
     ("age", rf"(?:has )?{_NOW}turned (?P<value>\d{{1,3}})"),
@@ -186,11 +190,12 @@ _NOT_NAMES = frozenset(
 _NAME = r"[A-ZÀ-Þ][a-zà-ÿ]+(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?"
 _APOSTROPHE = r"['’]"
 _SUBJECT = re.compile(
-    rf"^(?:(?P<me>I)\b|[Mm]y (?:{ADJECTIVES} )?(?P<relation>{RELATIONS})\b"
-    rf"(?: (?P<named>{_NAME})\b)?|(?P<name>{_NAME}))(?P<possessive>{_APOSTROPHE}s\b)?"
+    rf"^(?:(?P<me>I|User)\b|[Mm]y (?:{ADJECTIVES} )?(?P<relation>{RELATIONS})(?![\w-])"
+    rf"(?:(?P<comma>,)? (?P<named>{_NAME})\b(?(comma),))?|(?P<name>{_NAME}))"
+    rf"(?P<possessive>{_APOSTROPHE}s\b)?"
 )
 _USER_ATTRIBUTE = re.compile(r"^[Mm]y (?P<what>[a-z][a-z ]*?) (?:is|are) ")
-_ATTRIBUTE = re.compile(rf"^(?P<what>[a-z][a-z ]*?) (?:is|are|{_BE}) ")
+_ATTRIBUTE = re.compile(r"^(?P<what>[a-z][a-z ]*?)(?: for (?P<purpose>[\w ]+?))? (?:is|are) ")
 _FAVOURITE = re.compile(r"^favou?rite (?P<what>[a-z][a-z -]*?) (?:is|are) (?P<value>.+)$")
 _FORMS = tuple((slot, re.compile(rf"^{form}$", re.IGNORECASE)) for slot, form in SLOT_FORMS)
 _LATELY = re.compile(r",? (?:now|these days|nowadays|again|at the moment)$", re.IGNORECASE)
@@ -261,6 +266,8 @@ def _attribute(rest: str) -> tuple[str, str] | None:
     slot = ATTRIBUTES.get(match["what"].strip())
     if slot is None:
         return None
+    if match["purpose"]:  # "my budget for the holiday": a slot of its own
+        slot += " for " + _clean(match["purpose"])
     return slot, rest[match.end() :]
 
 

@@ -193,7 +193,7 @@ def _others(one: Person, two: Person) -> bool:
 def _prefixes(who: Person) -> list[str]:
     """How a statement about ``who`` starts (SQL ``LIKE`` prefixes, any case)."""
     if who == USER:
-        return ["I ", "I'", "I’", "my "]
+        return ["I ", "I'", "I’", "my ", "User "]
     found = ["my "]  # "my sister Ana …" is about Ana too
     if who.name:  # LIKE ignores the case of ASCII letters only: "élodie" and "Élodie"
         for name in {who.name, who.name[:1].upper() + who.name[1:]}:
