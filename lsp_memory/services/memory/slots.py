@@ -16,7 +16,7 @@ The words for the user's people (``RELATIONS``) are the conversation extractor's
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 RELATIONS = (
@@ -198,6 +198,8 @@ _USER_ATTRIBUTE = re.compile(r"^[Mm]y (?P<what>[a-z][a-z ]*?) (?:is|are) ")
 _ATTRIBUTE = re.compile(r"^(?P<what>[a-z][a-z ]*?)(?: for (?P<purpose>[\w ]+?))? (?:is|are) ")
 _FAVOURITE = re.compile(r"^favou?rite (?P<what>[a-z][a-z -]*?) (?:is|are) (?P<value>.+)$")
 _FORMS = tuple((slot, re.compile(rf"^{form}$", re.IGNORECASE)) for slot, form in SLOT_FORMS)
+_SLOT_FORMS = {slot: tuple(f for f in _FORMS if f[0] == slot) for slot, _ in SLOT_FORMS}
+_RELATION = re.compile(rf"^(?:{ADJECTIVES} )?{RELATIONS}\b")
 _LATELY = re.compile(r",? (?:now|these days|nowadays|again|at the moment)$", re.IGNORECASE)
 """A trailing "now": "She is a nurse now" reads as "She is a nurse"."""
 _SECOND_FACT = re.compile(
@@ -214,29 +216,30 @@ SOMEONE = Person(None, None)
 _PRONOUN = re.compile(r"^(?:He|She|They)\b(?!['’])")
 
 
-def fact(statement: str, *, pronouns: bool = False) -> Fact | None:
+def fact(statement: str, *, pronouns: bool = False, slot: str | None = None) -> Fact | None:
     """The subject, slot and value of ``statement``, or None when it is not one of the
     vocabulary's forms (or holds a second statement). With ``pronouns``, "He/She/They …"
-    has the subject ``SOMEONE`` rather than none."""
+    has the subject ``SOMEONE`` rather than none. With ``slot``, only that slot's forms are
+    tried: a write reads a thousand candidates at 100k claims, for one slot."""
     text = _LATELY.sub("", " ".join(statement.split()).rstrip(" .!"))
     pronoun = _PRONOUN.match(text) if pronouns else None
     found = (SOMEONE, text[pronoun.end() :].strip(), False) if pronoun else _subject(text)
     if found is None:
         return None
     who, rest, possessive = found
-    slot_value = _attribute(rest) if possessive else _predicate(rest)
-    if slot_value is None:
+    if possessive:
+        slot_value = _attribute(rest)
+    else:
+        slot_value = _predicate(rest, _FORMS if slot is None else _SLOT_FORMS.get(slot, ()))
+    if slot_value is None or _SECOND_FACT.search(slot_value[1]):
         return None
-    slot, value = slot_value
-    if _SECOND_FACT.search(value):
-        return None
-    return Fact(who, slot, _clean(value))
+    return Fact(who, slot_value[0], _clean(slot_value[1]))
 
 
 def _subject(text: str) -> tuple[Person, str, bool] | None:
     """``(person, the rest of the text, whether the subject is possessive)``."""
     user = _USER_ATTRIBUTE.match(text)
-    if user and not re.match(rf"^(?:{ADJECTIVES} )?{RELATIONS}\b", user["what"]):
+    if user and not _RELATION.match(user["what"]):
         return USER, text[3:], True  # "my budget is …": the user's own attribute
     match = _SUBJECT.match(text)
     if match is None:
@@ -271,9 +274,9 @@ def _attribute(rest: str) -> tuple[str, str] | None:
     return slot, rest[match.end() :]
 
 
-def _predicate(rest: str) -> tuple[str, str] | None:
+def _predicate(rest: str, forms: Sequence[tuple[str, re.Pattern[str]]]) -> tuple[str, str] | None:
     """Slot and value of the predicate after a plain subject ("lives in Porto")."""
-    for slot, form in _FORMS:
+    for slot, form in forms:
         match = form.match(rest)
         if match:
             return slot, match["value"]

@@ -169,14 +169,14 @@ def _same_slot(store: Store, user: str, claim: Claim, *, by_entity: bool) -> set
             user, claim.claim_type, _prefixes(new.who), slot_words(new.slot)
         )
         for claim_id, statement in candidates:
-            old = fact(statement)
+            old = fact(statement, slot=new.slot)
             if old is not None and old.slot == new.slot and old.who.same(new.who):
                 chosen.add(claim_id)
     if linked:
         others = store.live_claims_with_entities(user, claim.claim_type, claim.entities or ())
         others -= chosen | {claim.claim_id}
         for other in store.claims_by_ids(user, sorted(others), links=False):
-            old = fact(other.statement, pronouns=True)
+            old = fact(other.statement, pronouns=True, slot=new.slot)
             if old is not None and old.slot == new.slot and not _others(old.who, new.who):
                 chosen.add(other.claim_id)
     return chosen
