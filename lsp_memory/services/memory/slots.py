@@ -185,7 +185,7 @@ def slot_words(slot: str) -> tuple[str, ...]:
 
 _NOT_NAMES = frozenset(
     "I My We Our He She They It The A An This That These Those There Today Yesterday Since "
-    "When After Before Last Next Every Each My Your His Her Their Its".split()
+    "When After Before Last Next Every Each Your His Her Their Its".split()
 )
 _NAME = r"[A-ZÀ-Þ][a-zà-ÿ]+(?:-[A-ZÀ-Þ][a-zà-ÿ]+)?"
 _APOSTROPHE = r"['’]"
