@@ -1,12 +1,15 @@
 """Supersede on write and ``claim restore`` from the command line: what ``claim add`` says,
-``--no-supersede``, ``import`` leaving statuses alone, the ``supersede`` setting, and
-restoring a superseded claim and an active one."""
+``--no-supersede``, ``import`` leaving statuses alone, the ``supersede`` setting, restoring a
+superseded claim and an active one, the slot rule (a person's other facts stay, a new budget
+replaces the old), and a rewording caught in the next process, before any ``index``."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
+from lsp_memory.store.vectors import content_hash
 from tests.cli.test_cli import Run, run, store_dir  # noqa: F401
 
 
@@ -65,3 +68,38 @@ def test_restore_a_superseded_claim_then_an_active_one(run: Run) -> None:  # noq
     assert again.returncode == 0
     assert again.stdout.rstrip().endswith("is already active")
     assert len(again.stdout.splitlines()) == 1
+
+
+def test_a_person_s_other_facts_stay_and_the_same_slot_is_replaced(run: Run) -> None:  # noqa: F811
+    run("claim", "add", "My sister Ana lives in Porto", "--type", "relationship")
+    added = run("claim", "add", "My sister Ana is a doctor", "--type", "relationship")
+    assert added.returncode == 0
+    assert "supersedes" not in added.stdout
+    moved = run("claim", "add", "My sister Ana moved to Lisbon", "--type", "relationship")
+    assert moved.stdout.rstrip().endswith("(supersedes #1)")
+    assert listed(run) == [(1, "superseded"), (2, "active"), (3, "active")]
+
+
+def test_a_rewording_written_right_after_supersedes_the_first(
+    run: Run,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    first = "I prefer concise responses"
+    run("claim", "add", first, "--type", "preference")
+    added = run("claim", "add", "I prefer concise answers", "--type", "preference")
+    assert added.returncode == 0
+    assert added.stdout.rstrip().endswith("(supersedes #1)")
+    assert listed(run) == [(1, "superseded"), (2, "active")]
+    # Both statements' vectors are kept in the vector cache: `index` embeds neither again.
+    cache = tmp_path / "cache" / "lsp-memory" / "vectors.sqlite3"
+    with sqlite3.connect(cache) as db:
+        kept = {row[0] for row in db.execute("SELECT hash FROM vectors")}
+    assert {content_hash(first), content_hash("I prefer concise answers")} <= kept
+
+
+def test_a_new_budget_supersedes_the_old_one(run: Run) -> None:  # noqa: F811
+    run("claim", "add", "My budget is £1,500", "--type", "constraint")
+    run("claim", "add", "I can only travel by train", "--type", "constraint")
+    added = run("claim", "add", "My budget is now £2,000", "--type", "constraint")
+    assert added.stdout.rstrip().endswith("(supersedes #1)")
+    assert listed(run) == [(1, "superseded"), (2, "active"), (3, "active")]

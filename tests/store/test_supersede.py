@@ -3,7 +3,7 @@ superseding, restoring a superseded claim, and the lineage naming the new claim.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,8 +16,11 @@ from lsp_memory.model import ClaimStatus
 from lsp_memory.services.kernel.lineage import successor
 from lsp_memory.services.memory.interchange import add_record, import_records
 from lsp_memory.services.memory.records import Records
-from lsp_memory.services.memory.supersede import person, subject_predicate
+from lsp_memory.services.memory.slots import USER as USER_
+from lsp_memory.services.memory.slots import Fact, Person, fact
+from lsp_memory.services.memory.supersede import EMBED_AT_MOST
 from lsp_memory.store.sqlite import Store
+from lsp_memory.store.vectors import content_hash
 
 USER = "ann"
 
@@ -32,30 +35,49 @@ def status(store: Store, claim_id: str) -> ClaimStatus:
 
 
 @pytest.mark.parametrize(
-    ("statement", "fact"),
+    ("statement", "found"),
     [
-        ("I live in Lyon", ("user", "residence", "lyon")),
-        ("I moved to Berlin.", ("user", "residence", "berlin")),
-        ("I'm based in Oslo", ("user", "residence", "oslo")),
-        ("I work at Acme", ("user", "employer", "acme")),
-        ("I joined Globex", ("user", "employer", "globex")),
-        ("My favorite tea is Sencha", ("user", "favourite tea", "sencha")),
-        ("Anna lives in Rome", ("anna", "residence", "rome")),
-        ("My sister moved to Paris", ("my sister", "residence", "paris")),
+        ("I live in Lyon", (USER_, "residence", "lyon")),
+        ("I moved to Berlin.", (USER_, "residence", "berlin")),
+        ("I'm based in Oslo", (USER_, "residence", "oslo")),
+        ("I work at Acme", (USER_, "employer", "acme")),
+        ("I joined Globex", (USER_, "employer", "globex")),
+        ("My favorite tea is Sencha", (USER_, "favourite tea", "sencha")),
+        ("My budget is now £2,000", (USER_, "budget", "£2,000")),
+        ("My budget for the holiday is £1,500", (USER_, "budget for holiday", "£1,500")),
+        ("User lives in Leeds", (USER_, "residence", "leeds")),
+        ("I am a senior backend developer", (USER_, "occupation", "senior backend developer")),
+        ("Anna lives in Rome", (Person(None, "anna"), "residence", "rome")),
+        ("My sister moved to Paris", (Person("sister", None), "residence", "paris")),
+        ("My sister Ana is a doctor", (Person("sister", "ana"), "occupation", "doctor")),
+        ("My little sister Eva is 12 years old", (Person("sister", "eva"), "age", "12")),
+        ("My wife, Helen, is a vet", (Person("wife", "helen"), "occupation", "vet")),
+        ("My uncle-in-law Pete is 70", (Person("uncle-in-law", "pete"), "age", "70")),
+        ("Tom got married to Sue", (Person(None, "tom"), "partner", "married")),
+        ("Ana's birthday is 3 May", (Person(None, "ana"), "birthday", "3 may")),
+        ("My dad's job is plumber", (Person("dad", None), "occupation", "plumber")),
+        ("My wife is pregnant", (Person("wife", None), "health", "pregnant")),
         ("I prefer tea", None),
         ("She lives in Rome", None),
+        ("Anna is my sister", None),
+        ("Ana is a vegetarian", None),
+        ("My team is remote", None),
+        ("My sister Ana lives in Porto and works at a hospital", None),  # two facts
     ],
 )
-def test_subject_and_predicate_of_common_forms(
-    statement: str, fact: tuple[str, str, str] | None
+def test_subject_slot_and_value_of_common_forms(
+    statement: str, found: tuple[Person, str, str] | None
 ) -> None:
-    assert subject_predicate(statement) == fact
+    assert fact(statement) == (Fact(*found) if found else None)
 
 
-def test_the_person_a_statement_starts_with() -> None:
-    assert person("Anna is my sister") == "anna"
-    assert person("My wife loves jazz") == "my wife"
-    assert person("The team is friendly") is None
+def test_the_same_person_by_name_or_by_relation() -> None:
+    ana = Person("sister", "ana")
+    assert ana.same(Person(None, "ana"))
+    assert not ana.same(Person("brother", "ana"))
+    assert not ana.same(Person("sister", None))  # the user may have two sisters
+    assert Person("wife", None).same(Person("wife", None))
+    assert not USER_.same(Person(None, "ana"))
 
 
 def test_another_value_for_the_same_subject_and_predicate(store: Store) -> None:
@@ -75,18 +97,64 @@ def test_another_value_for_the_same_subject_and_predicate(store: Store) -> None:
     assert successor_of_old.claim_id == berlin.claim_id
 
 
-def test_relationship_by_shared_entity_or_named_person(store: Store) -> None:
-    add_record(store, {"kind": "entity_type", "name": "Person", "fields": []}, user=USER)
-    add_record(
-        store, {"kind": "entity", "type": "Person", "name": "Sam", "friendly_id": "sam"}, user=USER
-    )
+def about_people(store: Store) -> tuple[Records, Callable[[str], str]]:
+    """Single writes, and a function adding a relationship claim and giving its id."""
     records = Records(store, USER)
-    partner = records.add_claim("We met in 2019", claim_type="relationship", entities=["sam"])
-    anna = records.add_claim("Anna is my sister", claim_type="relationship")
+    return records, lambda text: records.add_claim(text, claim_type="relationship").claim_id
+
+
+def test_one_person_s_facts_in_other_slots_accumulate(store: Store) -> None:
+    records, add = about_people(store)
+    porto, doctor = add("My sister Ana lives in Porto"), add("My sister Ana is a doctor")
+    assert records.last_superseded == []
+    add("Ana is 34")
+    add("Ana loves jazz")  # no slot: no supersede
+    assert records.last_superseded == []
+    assert status(store, porto) is status(store, doctor) is ClaimStatus.ACTIVE
+
+
+def test_the_same_slot_of_the_same_person_supersedes(store: Store) -> None:
+    records, add = about_people(store)
+    porto, doctor = add("My sister Ana lives in Porto"), add("My sister Ana is a doctor")
+    lisbon = add("My sister Ana moved to Lisbon")
+    assert [c.claim_id for c in records.last_superseded] == [porto]
+    add("Ana is a nurse now")  # named, without the relation: the same Ana
+    assert [c.claim_id for c in records.last_superseded] == [doctor]
+    assert status(store, lisbon) is ClaimStatus.ACTIVE
+
+
+def test_another_person_s_same_slot_stays(store: Store) -> None:
+    records, add = about_people(store)
+    tom, mine = add("My brother Tom lives in Porto"), add("I live in Porto")
+    unnamed = add("My sister lives in Leeds")
+    add("My sister Ana moved to Lisbon")
+    assert records.last_superseded == []
+    add("My brother Tom moved to Faro")
+    assert [c.claim_id for c in records.last_superseded] == [tom]
+    assert status(store, mine) is status(store, unnamed) is ClaimStatus.ACTIVE
+
+
+def test_a_shared_entity_is_the_same_person_for_the_same_slot(store: Store) -> None:
+    add_record(store, {"kind": "entity_type", "name": "Person", "fields": []}, user=USER)
+    for name in ("Sam", "Ana"):
+        entity = {"kind": "entity", "type": "Person", "name": name, "friendly_id": name.lower()}
+        add_record(store, entity, user=USER)
+    records = Records(store, USER)
+    met = records.add_claim("We met in 2019", claim_type="relationship", entities=["sam"])
+    doctor = records.add_claim("Ana is a doctor", claim_type="relationship", entities=["ana"])
     records.add_claim("Sam and I live together", claim_type="relationship", entities=["sam"])
-    assert [c.claim_id for c in records.last_superseded] == [partner.claim_id]
-    records.add_claim("Anna lives in Rome now", claim_type="relationship")
-    assert [c.claim_id for c in records.last_superseded] == [anna.claim_id]
+    assert records.last_superseded == []  # no slot: everything about Sam accumulates
+    records.add_claim("She is a nurse now", claim_type="relationship", entities=["ana"])
+    assert [c.claim_id for c in records.last_superseded] == [doctor.claim_id]
+    assert status(store, met.claim_id) is ClaimStatus.ACTIVE
+
+
+def test_a_new_value_of_the_user_s_budget_supersedes_the_old_one(store: Store) -> None:
+    records = Records(store, USER)  # no vector side: the slot alone decides
+    old = records.add_claim("My budget is £1,500", claim_type="constraint")
+    records.add_claim("My rent is £900", claim_type="constraint")
+    records.add_claim("My budget is now £2,000", claim_type="constraint")
+    assert [c.claim_id for c in records.last_superseded] == [old.claim_id]
 
 
 def test_emotional_all_and_technical_none(store: Store) -> None:
@@ -173,6 +241,32 @@ def test_a_preference_paraphrase_is_superseded_once_embedded(app: App) -> None:
     records.add_claim("In the morning I prefer to drink green tea", claim_type="preference")
     assert [c.claim_id for c in records.last_superseded] == [tea.claim_id]
     assert status(app.store, cats.claim_id) is ClaimStatus.ACTIVE
+
+
+def test_a_rewording_written_right_after_is_superseded_before_any_index(app: App) -> None:
+    records = app.records()
+    first = records.add_claim("I prefer concise responses", claim_type="preference")
+    records.add_claim("I like cats more than dogs", claim_type="preference")
+    records.add_claim("I prefer concise answers", claim_type="preference")
+    assert [c.claim_id for c in records.last_superseded] == [first.claim_id]
+
+
+def test_a_write_embeds_a_bounded_number_of_candidates_and_keeps_them(app: App) -> None:
+    unembedded = Records(app.store, USER, vectors=lambda: None)
+    for n in range(EMBED_AT_MOST + 4):
+        unembedded.add_claim(f"I collect stamps from country {n}", claim_type="goal")
+    side = app.vectors
+    assert side is not None
+
+    def cached() -> int:
+        keys = [content_hash(claim.statement) for claim in app.store.claims(USER)]
+        return len(side.cache.get_many(side.embedder.model_id, keys))
+
+    assert cached() == 0
+    app.records().add_claim("I want to run a marathon", claim_type="goal")
+    assert cached() == EMBED_AT_MOST + 1  # the newest ones and the new statement, kept
+    app.records().add_claim("I want to learn the cello", claim_type="goal")
+    assert cached() == EMBED_AT_MOST + 4 + 2  # the four left out last time, from the cache
 
 
 def test_without_the_vector_side_only_the_text_rules_apply(store: Store) -> None:

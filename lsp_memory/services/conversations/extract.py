@@ -51,6 +51,7 @@ from lsp_memory.model import KNOWN_TYPES
 from lsp_memory.services.kernel.command import CommandFailed
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import statement_problem
+from lsp_memory.services.memory.slots import ADJECTIVES, RELATIONS
 from lsp_memory.text import blank, without_controls
 
 MIN_WORDS = 2
@@ -109,14 +110,7 @@ _FIRST = (
     r"(?:i|i'm|i’m|im|i've|i’ve|i'd|i’d|i'll|i’ll|my|we|we're|we’re|we've|we’ve|we'd|we’d|"
     r"our|me and)"
 )
-_PERSON = (
-    r"(?:sister|brother|mother|mom|mum|father|dad|parents|wife|husband|partner|son|daughter|"
-    r"kids?|children|friend|boss|manager|colleague|coworker|co-worker|girlfriend|boyfriend|"
-    r"fianc[ée]e?|grandma|grandmother|grandpa|grandfather|grandparents|aunt|uncle|cousin|"
-    r"niece|nephew|neighbou?r|therapist|doctor|dentist|gp|roommate|flatmate|housemate|"
-    r"mother-in-law|father-in-law|[a-z]+-in-law|stepmother|stepfather|stepmum|stepdad|twin|"
-    r"landlord|landlady|mentor|coach|cat|dog|family|team)"
-)
+_PERSON = RELATIONS
 _PUNCTUATION_CUT = re.compile(r"(\s*[,;:]\s+|\s+[—–-]+\s+|\s*[—–]\s*)")
 _CONJUNCTION_CUT = re.compile(
     rf"(\s+(?:and|but|so|plus)\s+)(?=(?:{_FIRST}|it|it's|it’s|that's|that’s|which|this|"
@@ -124,7 +118,7 @@ _CONJUNCTION_CUT = re.compile(
     re.IGNORECASE,
 )
 _COUPLE = re.compile(
-    rf"(?:me|(?:my|our)\s+(?:(?:best|old|little|big|older|younger|ex|new|late)\s+)?{_PERSON}"
+    rf"(?:me|(?:my|our)\s+(?:{ADJECTIVES}\s+)?{_PERSON}"
     rf"(?:\s+[A-ZÀ-Þ][\w'’-]*)?)",
     re.IGNORECASE,
 )
@@ -467,7 +461,7 @@ def _yours(phrase: str) -> str | None:
 # -- 6. classify ----------------------------------------------------------------------------------
 
 _PERSON_SUBJECT = re.compile(
-    rf"^(?:my|our) (?:(?:best|old|little|big|older|younger|ex|new|late) )?(?!team\b){_PERSON}\b"
+    rf"^(?:my|our) (?:{ADJECTIVES} )?(?!team\b){_PERSON}\b"
     r"(?: [A-ZÀ-Þ][\w'’-]*)?",
     re.IGNORECASE,
 )

@@ -49,6 +49,21 @@ class Claims(ClaimLoader):
         return [(row[0], row[1]) for row in rows]
 
     @_translated
+    def newest_live_statements(
+        self, user: str, claim_type: str, limit: int
+    ) -> list[tuple[str, str]]:
+        """``(claim id, statement)`` of the user's ``limit`` most recently stored live claims
+        of primary type ``claim_type``, newest first (by row: the type index is walked
+        backwards and stops at ``limit``, whatever the store's size)."""
+        rows = self._db.execute(
+            "SELECT c.claim_id, c.statement FROM claim_types t CROSS JOIN claims c "
+            f"ON c.id = t.claim WHERE t.type = ? AND t.pos = 0 AND c.user = ? "
+            f"AND c.status IN {_LIVE} ORDER BY t.claim DESC LIMIT ?",
+            (claim_type, user, limit),
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    @_translated
     def live_statements_like(
         self, user: str, claim_type: str, prefixes: Sequence[str], words: Sequence[str] = ()
     ) -> list[tuple[str, str]]:
