@@ -48,7 +48,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -499,6 +499,30 @@ out for reporting (the dev split is all the data there is)."""
 _MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
 
 
+@dataclass(frozen=True, slots=True)
+class _Asker:
+    """One question, by one method, asked of any store with or without a floor (the floor of
+    the kind searched: ``shift`` is added to make it the ``min_similarity`` searched with)."""
+
+    question: str
+    vector: Any
+    kind: str
+    mode: Mode
+    shift: float
+
+    def __call__(self, engine: HybridSearch, k: int, floor: float | None) -> list[str]:
+        hits = engine.search(
+            self.question,
+            user=USER,
+            kinds={self.kind},
+            k=k,
+            mode=self.mode,
+            query_vector=self.vector,
+            min_similarity=None if floor is None else floor + self.shift,
+        )
+        return [hit.id for hit in hits]
+
+
 def run_floor(
     data_file: Path,
     floors: Sequence[float],
@@ -568,46 +592,22 @@ def run_floor(
                 for question, relevant in questions:
                     vector = embedder.embed([question])[0]
                     for mode in methods:
-                        hits = base[own].search(
-                            question,
-                            user=USER,
-                            kinds={kind},
-                            k=K,
-                            mode=mode,
-                            query_vector=vector,
-                        )
-                        plain = metrics([h.id for h in hits], relevant)["ndcg@10"]
+                        ask = _Asker(question, vector, kind, mode, shift)
+                        plain = metrics(ask(base[own], K, None), relevant)["ndcg@10"]
                         found: dict[Any, tuple[float, int]] = {None: (plain, 0)}
                         # Whether anything passes depends on the floor, not on the margin nor
                         # on k: one hit tells.
                         empty = {
                             floor: sum(
-                                not engines[margins[0]][other].search(
-                                    question,
-                                    user=USER,
-                                    kinds={kind},
-                                    k=1,
-                                    mode=mode,
-                                    query_vector=vector,
-                                    min_similarity=floor + shift,
-                                )
+                                not ask(engines[margins[0]][other], 1, floor)
                                 for other in range(len(apps))
                                 if other != own
                             )
                             for floor in floors
                         }
                         for floor, margin in settings:
-                            floored = engines[margin][own].search(
-                                question,
-                                user=USER,
-                                kinds={kind},
-                                k=K,
-                                mode=mode,
-                                query_vector=vector,
-                                min_similarity=floor + shift,
-                            )
-                            score = metrics([h.id for h in floored], relevant)["ndcg@10"]
-                            found[(floor, margin)] = (score, empty[floor])
+                            floored = metrics(ask(engines[margin][own], K, floor), relevant)
+                            found[(floor, margin)] = (floored["ndcg@10"], empty[floor])
                         for sums_of in into:
                             for key, (score, nothing) in found.items():
                                 tally = sums_of[mode][key]
