@@ -59,3 +59,11 @@ def test_episodes_have_a_lower_floor_and_a_wider_margin(app: App) -> None:
     # Unrelated questions still find nothing.
     assert _found(app, {"episode"}, "quantum chromodynamics") == []
     assert _found(app, {"episode"}, "What is the capital of France?") == []
+
+
+def test_a_search_over_both_kinds_keeps_each_hit_by_its_kind(app: App) -> None:
+    """Over claims and episodes (``all``, MCP ``both``) the message reaching its floor is
+    enough to find something; then each hit is kept by its kind's margin: the claim at 0.50
+    (claims: down to 0.46), the second message at 0.36 (episodes: down to 0.27)."""
+    found = {(kind, title) for kind, title, _ in _found(app, {"claim", "episode"})}
+    assert found == {("claim", MESSAGES[0]), ("episode", MESSAGES[0]), ("episode", MESSAGES[1])}

@@ -267,7 +267,7 @@ class HybridSearch:
         lowest: dict[str, float] = {}  # by kind: how low a hit's cosine may be
         if floor is not None:
             lowest = self._lowest(floor)
-            if not any(score >= self._floor(floor, d) for d, score in cosine.items()):
+            if not any(score >= _floor(floor, _kind(d)) for d, score in cosine.items()):
                 if not exact:
                     return []
                 lowest = dict.fromkeys(lowest, math.inf)
@@ -338,16 +338,10 @@ class HybridSearch:
         weights = {d: self._weight(d) for d in ids}
         return {d: weights[d] * dense_part[d] + (1 - weights[d]) * text_part[d] for d in ids}
 
-    @staticmethod
-    def _floor(floor: float, doc_id: str) -> float:
-        """The relevance floor for this document: ``EPISODE_FLOOR_BELOW`` lower for an
-        episode."""
-        return floor - EPISODE_FLOOR_BELOW if doc_id.startswith("episode:") else floor
-
     def _lowest(self, floor: float) -> dict[str, float]:
         """Per kind, the lowest cosine a hit may have once the search reaches its floor."""
         return {
-            kind: self._floor(floor, f"{kind}:")
+            kind: _floor(floor, kind)
             - (
                 self.floor_margin
                 if self.floor_margin is not None
@@ -364,6 +358,17 @@ class HybridSearch:
         if self.dense_weight is not None:
             return self.dense_weight
         return EPISODE_DENSE_WEIGHT if doc_id.startswith("episode:") else DENSE_WEIGHT
+
+
+def _kind(doc_id: str) -> str:
+    """The kind of a document, from its id (``episode:…``)."""
+    return doc_id.partition(":")[0]
+
+
+def _floor(floor: float, kind: str) -> float:
+    """The relevance floor for a document of ``kind``: ``EPISODE_FLOOR_BELOW`` lower for an
+    episode."""
+    return floor - EPISODE_FLOOR_BELOW if kind == "episode" else floor
 
 
 def search_records(
