@@ -22,7 +22,10 @@ own conversation's claims without and with the floor (the floor's cost), and how
 question asked of each *other* conversation's claims finds nothing (the no-answer rate; the
 answer is not there, though the topics are alike). Reported for the conversations the floor
 was tuned on (the first three), the two held out, and all; ``--margin`` also tries other
-values of ``FLOOR_MARGIN``.
+values of ``FLOOR_MARGIN``. With ``--episodes`` too, the same over the conversations'
+ingested turns (below), the floors being the episodes' own (``min_similarity`` less
+``EPISODE_FLOOR_BELOW``; the margin by default ``EPISODE_FLOOR_MARGIN``); ``--methods``
+measures only some of BM25, dense and hybrid.
 
 With ``--lineage`` the turns are stored too, as episodes, and each observation is imported
 with ``derived_from`` naming its evidence turns, as ``ingest`` writes an extracted claim: the
@@ -45,7 +48,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,8 @@ from lsp_memory.ids import timestamp
 from lsp_memory.model import doc_id
 from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.services.retrieval.search import (
+    EPISODE_FLOOR_BELOW,
+    EPISODE_FLOOR_MARGIN,
     FLOOR_MARGIN,
     SHOWN_STATUSES,
     HybridSearch,
@@ -329,6 +334,27 @@ def pairs_of(conversation: dict[str, Any], *, images: bool = False) -> list[tupl
     return found
 
 
+def ingest_turns(
+    app: App, conversation: dict[str, Any], *, images: bool = False
+) -> tuple[dict[str, set[str]], dict[str, set[str]], int]:
+    """The conversation's turns ingested as message pairs (``pairs_of``), extraction
+    included: each episode's dialogue id, each extracted claim's (the turn it was extracted
+    from), and how many claims superseded an earlier one as they were written."""
+    pairs = pairs_of(conversation, images=images)
+    results = app.ingester().ingest([pair for pair, _ in pairs])
+    evidence: dict[str, set[str]] = {}
+    from_turns: dict[str, set[str]] = {}
+    superseded = 0
+    for result, (_, ids) in zip(results, pairs, strict=True):
+        for episode_id, dia_id in zip(result.episodes, ids, strict=False):
+            evidence[doc_id("episode", episode_id)] = {dia_id}
+        for claim, replaced in result.claims:
+            # Only the first turn of a pair (the "user" message) is extracted.
+            from_turns[doc_id("claim", claim.claim_id)] = {ids[0]}
+            superseded += len(replaced)
+    return evidence, from_turns, superseded
+
+
 def run_episodes(
     data_file: Path, cache: Path | None, *, study: bool = False, images: bool = False
 ) -> dict[str, Any]:
@@ -350,20 +376,11 @@ def run_episodes(
             )
             app = App(config)
             try:
-                pairs = pairs_of(conversation, images=images)
                 began = time.perf_counter()
-                results = app.ingester().ingest([pair for pair, _ in pairs])
+                evidence, from_turns, replaced = ingest_turns(app, conversation, images=images)
                 ingest_seconds += time.perf_counter() - began
-                evidence: dict[str, set[str]] = {}
-                from_turns: dict[str, set[str]] = {}  # claim → the turn it was extracted from
-                for result, (_, ids) in zip(results, pairs, strict=True):
-                    for episode_id, dia_id in zip(result.episodes, ids, strict=False):
-                        evidence[doc_id("episode", episode_id)] = {dia_id}
-                    for claim, replaced in result.claims:
-                        # Only the first turn of a pair (the "user" message) is extracted.
-                        from_turns[doc_id("claim", claim.claim_id)] = {ids[0]}
-                        superseded += len(replaced)
-                    extracted += len(result.claims)
+                extracted += len(from_turns)
+                superseded += replaced
                 episodes += len(evidence)
                 began = time.perf_counter()
                 app.keeper.index()
@@ -482,11 +499,45 @@ out for reporting (the dev split is all the data there is)."""
 _MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
 
 
+@dataclass(frozen=True, slots=True)
+class _Asker:
+    """One question, by one method, asked of any store with or without a floor (the floor of
+    the kind searched: ``shift`` is added to make it the ``min_similarity`` searched with)."""
+
+    question: str
+    vector: Any
+    kind: str
+    mode: Mode
+    shift: float
+
+    def __call__(self, engine: HybridSearch, k: int, floor: float | None) -> list[str]:
+        hits = engine.search(
+            self.question,
+            user=USER,
+            kinds={self.kind},
+            k=k,
+            mode=self.mode,
+            query_vector=self.vector,
+            min_similarity=None if floor is None else floor + self.shift,
+        )
+        return [hit.id for hit in hits]
+
+
 def run_floor(
-    data_file: Path, floors: Sequence[float], margins: Sequence[float], cache: Path | None
+    data_file: Path,
+    floors: Sequence[float],
+    margins: Sequence[float],
+    cache: Path | None,
+    *,
+    kind: str = "claim",
+    methods: Sequence[Mode] = _MODES,
 ) -> dict[str, Any]:
     """The relevance floor's no-answer rate on other conversations and its cost on the
-    question's own (module doc), for each floor and margin, by part of the split."""
+    question's own (module doc), for each floor and margin, by part of the split, over the
+    conversations' claims or (``kind`` "episode") their ingested turns. ``floors`` are the
+    floor of the kind searched: an episode's is ``EPISODE_FLOOR_BELOW`` under the configured
+    ``min_similarity``, so that much is added to what the search is given."""
+    shift = EPISODE_FLOOR_BELOW if kind == "episode" else 0.0
     started = time.perf_counter()
     conversations = json.loads(data_file.read_text(encoding="utf-8"))
     settings = [(floor, margin) for floor in floors for margin in margins]
@@ -502,7 +553,7 @@ def run_floor(
                 key: {"ndcg@10": 0.0, "questions": 0, "empty": 0, "asked_elsewhere": 0}
                 for key in (None, *settings)
             }
-            for mode in _MODES
+            for mode in methods
         }
         for part in parts
     }
@@ -512,7 +563,6 @@ def run_floor(
         asked: list[list[tuple[str, set[str]]]] = []
         try:
             for number, conversation in enumerate(conversations):
-                data, evidence = claims_of(conversation)
                 config = replace(
                     Config(),
                     store=Path(scratch) / f"store-{number}",
@@ -521,7 +571,11 @@ def run_floor(
                     vaults=(),
                 )
                 apps.append(App(config))
-                import_records(apps[-1].store, data, user=USER, source=f"conversation {number}")
+                if kind == "episode":
+                    evidence = ingest_turns(apps[-1], conversation)[0]
+                else:
+                    data, evidence = claims_of(conversation)
+                    import_records(apps[-1].store, data, user=USER, source=f"conversation {number}")
                 apps[-1].keeper.index()
                 asked.append(questions_of(conversation, evidence))
             base = [app.hybrid_search() for app in apps]
@@ -537,55 +591,34 @@ def run_floor(
                 into = [sums[part] for part, members in parts.items() if own in members]
                 for question, relevant in questions:
                     vector = embedder.embed([question])[0]
-                    for mode in _MODES:
-                        hits = base[own].search(
-                            question,
-                            user=USER,
-                            kinds={"claim"},
-                            k=K,
-                            mode=mode,
-                            query_vector=vector,
-                        )
-                        plain = metrics([h.id for h in hits], relevant)["ndcg@10"]
+                    for mode in methods:
+                        ask = _Asker(question, vector, kind, mode, shift)
+                        plain = metrics(ask(base[own], K, None), relevant)["ndcg@10"]
                         found: dict[Any, tuple[float, int]] = {None: (plain, 0)}
-                        for floor, margin in settings:
-                            engine = engines[margin]
-                            floored = engine[own].search(
-                                question,
-                                user=USER,
-                                kinds={"claim"},
-                                k=K,
-                                mode=mode,
-                                query_vector=vector,
-                                min_similarity=floor,
-                            )
-                            # Whether anything passes does not depend on k: one hit tells.
-                            empty = sum(
-                                not engine[other].search(
-                                    question,
-                                    user=USER,
-                                    kinds={"claim"},
-                                    k=1,
-                                    mode=mode,
-                                    query_vector=vector,
-                                    min_similarity=floor,
-                                )
+                        # Whether anything passes depends on the floor, not on the margin nor
+                        # on k: one hit tells.
+                        empty = {
+                            floor: sum(
+                                not ask(engines[margins[0]][other], 1, floor)
                                 for other in range(len(apps))
                                 if other != own
                             )
-                            score = metrics([h.id for h in floored], relevant)["ndcg@10"]
-                            found[(floor, margin)] = (score, empty)
+                            for floor in floors
+                        }
+                        for floor, margin in settings:
+                            floored = metrics(ask(engines[margin][own], K, floor), relevant)
+                            found[(floor, margin)] = (floored["ndcg@10"], empty[floor])
                         for sums_of in into:
-                            for key, (score, empty) in found.items():
+                            for key, (score, nothing) in found.items():
                                 tally = sums_of[mode][key]
                                 tally["ndcg@10"] += score
                                 tally["questions"] += 1
-                                tally["empty"] += empty
+                                tally["empty"] += nothing
                                 tally["asked_elsewhere"] += len(apps) - 1
         finally:
             for app in apps:
                 app.close()
-    report: dict[str, Any] = {"floor": {}}
+    report: dict[str, Any] = {"floor": {}, "over": kind}
     for part, by_mode in sums.items():
         rows: dict[str, Any] = {}
         for method, by_key in by_mode.items():
@@ -608,7 +641,7 @@ def run_floor(
         members = sorted(parts[part])
         report["floor"][part] = {
             "conversations": [str(conversations[i].get("sample_id", i)) for i in members],
-            "questions": int(by_mode["hybrid"][None]["questions"]),
+            "questions": int(by_mode[methods[0]][None]["questions"]),
             **rows,
         }
     report.update(
@@ -626,6 +659,8 @@ def print_floor(report: dict[str, Any]) -> None:
     for part, found in report["floor"].items():
         print(f"{part}: {', '.join(found['conversations'])} ({found['questions']} questions)")
         for mode in _MODES:
+            if mode not in found:
+                continue
             row = found[mode]
             print(f"  {mode:6} no floor   nDCG@10 {row['ndcg@10']:.4f}")
             for each in row["floors"]:
@@ -678,21 +713,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="*",
         type=float,
         metavar="COSINE",
-        help=f"measure the relevance floor at these values (default {DEFAULT_MIN_SIMILARITY})",
+        help=f"measure the relevance floor at these values (default {DEFAULT_MIN_SIMILARITY}; "
+        f"with --episodes the episodes' own floor, default "
+        f"{DEFAULT_MIN_SIMILARITY - EPISODE_FLOOR_BELOW:g})",
     )
     parser.add_argument(
         "--margin",
         nargs="+",
         type=float,
-        default=[FLOOR_MARGIN],
-        help=f"with --floor: the margins below the floor to try (default {FLOOR_MARGIN})",
+        help=f"with --floor: the margins below the floor to try (default {FLOOR_MARGIN}; "
+        f"{EPISODE_FLOOR_MARGIN} with --episodes)",
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=_MODES,
+        default=list(_MODES),
+        help="with --floor: the search methods measured (default all three)",
     )
     args = parser.parse_args(argv)
     began = time.perf_counter()
     report = start_report("locomo", parameters=vars(args))
     if args.floor is not None:
-        floors = args.floor or [DEFAULT_MIN_SIMILARITY]
-        report |= run_floor(args.data, floors, args.margin, args.cache)
+        kind = "episode" if args.episodes else "claim"
+        floors = args.floor or [
+            DEFAULT_MIN_SIMILARITY - (EPISODE_FLOOR_BELOW if args.episodes else 0)
+        ]
+        margins = args.margin or [EPISODE_FLOOR_MARGIN if args.episodes else FLOOR_MARGIN]
+        report |= run_floor(args.data, floors, margins, args.cache, kind=kind, methods=args.methods)
         emit(report, as_json=args.json, table=print_floor, began=began)
     elif args.episodes:  # always one JSON object
         report |= run_episodes(args.data, args.cache, study=args.study, images=args.images)

@@ -249,7 +249,6 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         ),
     )
 
-
     async def write(work: Callable[[], T]) -> T:
         try:
             return await lanes.write(work)

@@ -26,7 +26,7 @@ from typing import Any
 from lsp_memory.cachefiles import Distrusted, check, read_bytes, remove
 from lsp_memory.text import one_line
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 META_FILE = "lsp-memory-index.json"
 _MAX_JSON = 64 * 1024 * 1024
 """The largest JSON file of an index that is read (Tantivy's meta.json, its .managed.json,
@@ -49,6 +49,12 @@ WHEN_BOOST = 1.5
 such as "what did Maria donate in December 2023?" names). Hybrid nDCG@10 as above, with facts
 at 0.5: 0 → 0.508 / 0.524, 0.5 → 0.512 / 0.529, 1.0 → 0.517 / 0.535, 1.5 → 0.521 / 0.540,
 2.0 → 0.521 / 0.542."""
+REPLY_BOOST = 0.5
+"""Weight of a document's ``reply`` (an episode's next message: "What inspired your
+painting?" is found by the answer it got). Hybrid nDCG@10 over LoCoMo's turns, tuned /
+held-out conversations (docs/benchmarks.md): 0 → 0.534 / 0.547, 0.2 → 0.543 / 0.557,
+0.3 → 0.542 / 0.559, 0.5 → 0.544 / 0.558, 0.7 → 0.531 / 0.558; in ``context`` with the
+previous message instead of a field of its own → 0.540 / 0.552."""
 TITLE_CHARS = 160
 """A document stored without a title (an episode: a message has none) is shown by this many
 characters of its body."""
@@ -66,6 +72,7 @@ class TextDoc:
     body: str  # everything else worth finding it by
     keys: tuple[str, ...] = ()  # exact handles: friendly id, claim_42, a note's path
     context: str = ""  # words around it, weighted less: an episode's previous message
+    reply: str = ""  # what answered it: an episode's next message
     facts: str = ""  # what was found in it: the statements of an episode's extracted claims
     when: str = ""  # when it happened, in words: an episode's date ("8 May 2023")
     version: str = ""  # what it was made from: a note's content hash (unchanged: not rewritten)
@@ -106,6 +113,7 @@ def _schema() -> Any:
     builder.add_text_field("body", stored=True, tokenizer_name="english")
     builder.add_text_field("keys", stored=True, tokenizer_name="raw")
     builder.add_text_field("context", stored=False, tokenizer_name="english")
+    builder.add_text_field("reply", stored=False, tokenizer_name="english")
     builder.add_text_field("facts", stored=False, tokenizer_name="english")
     builder.add_text_field("when", stored=False, tokenizer_name="english")
     builder.add_text_field("version", stored=True, tokenizer_name="raw")
@@ -197,6 +205,7 @@ class FullTextIndex:
                 title=doc.title,
                 body=doc.body,
                 context=doc.context,
+                reply=doc.reply,
                 facts=doc.facts,
                 when=doc.when,
                 version=doc.version,
@@ -310,11 +319,12 @@ class FullTextIndex:
     def _parse(self, text: str) -> Any:
         query, _errors = self._index.parse_query_lenient(
             text,
-            ["title", "body", "keys", "context", "facts", "when"],
+            ["title", "body", "keys", "context", "reply", "facts", "when"],
             field_boosts={
                 "title": 2.0,
                 "keys": 3.0,
                 "context": CONTEXT_BOOST,
+                "reply": REPLY_BOOST,
                 "facts": FACTS_BOOST,
                 "when": WHEN_BOOST,
             },
@@ -323,7 +333,7 @@ class FullTextIndex:
 
     def holding_every_word(self, text: str, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` whose title, body, context (an episode's: the message it
-        answers), facts or day holds every word of ``text`` as the index reads them (stemmed,
+        answers), reply, facts or day holds every word of ``text`` as the index reads them (stemmed,
         stop words aside), or whose title or id has a word starting with it (``postgres`` for
         "PostgreSQL", as completion finds it): a lexical match."""
         from tantivy import Occur, Query
@@ -342,7 +352,7 @@ class FullTextIndex:
                 [
                     *(
                         (Occur.Should, Query.term_query(schema, f, stem))
-                        for f in ("title", "body", "context", "facts", "when")
+                        for f in ("title", "body", "context", "reply", "facts", "when")
                         for stem in stems
                     ),
                     (Occur.Should, Query.term_query(schema, "prefix", raw)),

@@ -200,7 +200,7 @@ def test_status_counts_what_the_memory_holds(run: Run, tmp_path: Path) -> None: 
 
 
 def test_a_reply_is_found_by_the_message_it_answers(run: Run, tmp_path: Path) -> None:  # noqa: F811
-    """An episode is indexed with its session's previous message as context (weighted less):
+    """An episode is indexed with its session's previous and next messages (weighted less):
     "Yes, two" answers nothing alone, but it is found by what the question asked."""
     pairs = [
         {
@@ -224,9 +224,11 @@ def test_a_reply_is_found_by_the_message_it_answers(run: Run, tmp_path: Path) ->
     assert run("ingest", write(tmp_path, pairs)).returncode == 0
     found = run("search", "children", "--kind", "episode", "--mode", "bm25", "--json")
     titles = [hit["title"] for hit in json.loads(found.stdout)]
-    # The question first (its own words), then the answer (its context's), and not the
-    # other session's "Yes, two", which followed nothing about children.
-    assert titles == ["Fun! Do you have any children?", "Yes, two, Mia and Noor."]
+    # The question first (its own words), then the answer (its context's) and the message
+    # the question replied to (its reply's), and not the other session's "Yes, two", which
+    # followed nothing about children.
+    assert titles[0] == "Fun! Do you have any children?"
+    assert set(titles[1:]) == {"Yes, two, Mia and Noor.", "Planning the weekend."}
 
 
 def test_a_nul_in_a_message_is_ingested(run: Run, tmp_path: Path) -> None:  # noqa: F811

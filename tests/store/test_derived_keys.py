@@ -1,6 +1,7 @@
 """What a record is found by besides its own words: an episode by the statements of the claims
-derived from it (written with it, or later: the episode is indexed again) and by its day in
-words; a claim by the messages it was derived from; never by another user's."""
+derived from it (written with it, or later: the episode is indexed again), by the message that
+answered it and by its day in words; a claim by the messages it was derived from; never by
+another user's."""
 
 from __future__ import annotations
 
@@ -94,3 +95,33 @@ def test_another_users_message_and_claims_are_no_keys(app: App) -> None:
     app.keeper.index(embed=False)
     assert _found(app, "signed papers", kind="claim", user="mallory") == []
     assert _found(app, "greyhound") == []
+
+
+def test_an_episode_is_found_by_its_reply(app: App) -> None:
+    """The next message of the conversation is a key of the one before it: a question is
+    found by the words of the answer it got ("Lisbon" is only in the reply)."""
+    app.store.add_episodes(
+        [
+            _episode("e1", "Where is your sister moving?", "2026-11-20T10:00:00Z"),
+            _episode("e2", "She got a job in Lisbon.", "2026-11-20T10:01:00Z"),
+        ]
+    )
+    app.keeper.index(embed=False)
+    assert _found(app, "Lisbon") == ["She got a job in Lisbon.", "Where is your sister moving?"]
+
+
+def test_a_reply_stored_later_indexes_the_message_before_it_again(app: App) -> None:
+    app.store.add_episodes([_episode("e1", "Where is your sister moving?", "2026-11-20T10:00:00Z")])
+    app.keeper.index(embed=False)
+    assert _found(app, "Lisbon") == []
+    app.store.add_episodes([_episode("e2", "She got a job in Lisbon.", "2026-11-20T10:01:00Z")])
+    app.keeper.index(embed=False)
+    assert _found(app, "Lisbon") == ["She got a job in Lisbon.", "Where is your sister moving?"]
+    # Stored late but dated between them, a message becomes the first one's reply and the
+    # second one's previous message: both are indexed again.
+    app.store.add_episodes([_episode("e3", "Guess what, Porto!", "2026-11-20T10:00:30Z")])
+    app.keeper.index(embed=False)
+    porto = _found(app, "Porto")
+    assert porto[0] == "Guess what, Porto!"
+    assert set(porto[1:]) == {"Where is your sister moving?", "She got a job in Lisbon."}
+    assert set(_found(app, "Lisbon")) == {"She got a job in Lisbon.", "Guess what, Porto!"}

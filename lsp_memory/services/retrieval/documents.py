@@ -109,12 +109,14 @@ def day_words(stamp: str | None) -> str:
     return f"{moment.day} {moment:%B %Y}"
 
 
-def episode_doc(episode: Episode, before: str = "", facts: Iterable[str] = ()) -> TextDoc:
+def episode_doc(
+    episode: Episode, before: str = "", facts: Iterable[str] = (), after: str = ""
+) -> TextDoc:
     """An episode as the index holds it: the message as its body (no title: a title field
     would count its words twice, and short messages — "Cool! What did it look like?" — rose
     above the ones that answer), ``before`` (the previous message of its conversation) as its
-    context, ``facts`` (the statements of the claims extracted from it) and its day as words
-    as keys of their own."""
+    context, ``after`` (the next one: its reply) as its reply, ``facts`` (the statements of
+    the claims extracted from it) and its day as words as keys of their own."""
     return TextDoc(
         id=doc_id("episode", episode.episode_id),
         kind="episode",
@@ -124,6 +126,7 @@ def episode_doc(episode: Episode, before: str = "", facts: Iterable[str] = ()) -
         body=episode.text,
         keys=(episode.episode_id, episode.conversation_id),
         context=before,
+        reply=after,
         facts="\n".join(facts),
         when=day_words(episode.occurred_at),
         updated=epoch(episode.occurred_at),

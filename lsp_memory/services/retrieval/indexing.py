@@ -111,6 +111,9 @@ class Indexer:
                         pending[change.kind].discard(change.row)
                     else:
                         pending[change.kind].update(range(change.row, change.last_row + 1))
+                # ... and with its neighbours' text: a new message is the reply of the one
+                # before it (and, stored late, the previous message of the one after it).
+                pending["episode"].update(self._neighbours(sorted(pending["episode"])))
                 pending["episode"].update(self._sources(sorted(claimed)))
                 for kind, changed in pending.items():
                     for chunk in _chunks(sorted(changed)):
@@ -145,6 +148,13 @@ class Indexer:
                 rows.update(row for row, _ in sources)
         return rows
 
+    def _neighbours(self, episode_rows: Sequence[int]) -> set[int]:
+        """The rows of the messages before and after these episodes in their conversations."""
+        rows: set[int] = set()
+        for chunk in _chunks(episode_rows):
+            rows.update(self.store.neighbour_rows(chunk))
+        return rows
+
     def _write(self, kind: str, rows: Sequence[int], report: SyncReport) -> None:
         docs: list[TextDoc]
         if kind == "claim":
@@ -156,9 +166,13 @@ class Indexer:
         elif kind == "episode":
             episodes = self.store.episodes_by_rows(rows)
             before = self.store.previous_messages([e.row for e in episodes])
+            after = self.store.next_messages([e.row for e in episodes])
             facts = self.store.derived_statements(episodes)
             docs = [
-                episode_doc(e, before.get(e.row, ""), facts.get(e.episode_id, ())) for e in episodes
+                episode_doc(
+                    e, before.get(e.row, ""), facts.get(e.episode_id, ()), after.get(e.row, "")
+                )
+                for e in episodes
             ]
         else:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]

@@ -17,7 +17,10 @@ stop words aside, or whose title has a word starting with each (``postgres``: "P
 Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on
 each hit alone cost 0.014 nDCG@10 where this costs 0.006 at the same no-answer rate; the
 lexical rule never fires on its questions (no claim holds "when did … "), while a looser one
-(half the words) only traded no-answers for recall. Without vectors (no model, nothing
+(half the words) only traded no-answers for recall. Episodes have a lower floor and a wider
+margin (``EPISODE_FLOOR_BELOW``, ``EPISODE_FLOOR_MARGIN``: a chat turn is further from a
+question than a claim is); a search over several kinds finds something when any hit reaches
+its kind's floor, then keeps each hit by its kind's margin. Without vectors (no model, nothing
 embedded yet) there is no floor: text search keeps working.
 """
 
@@ -56,6 +59,14 @@ POOL = 100
 _RRF_K = 60
 FLOOR_MARGIN = 0.05
 """How far below the relevance floor a hit may be once the best one reaches it (see module)."""
+EPISODE_FLOOR_BELOW = 0.04
+"""How much lower the relevance floor is for an episode than ``min_similarity``: a chat turn is
+further from a question, in cosine, than a claim is. At 0.51 − 0.04 a question asked of another
+LoCoMo conversation's messages finds none 91 % of the time, as the claims' 0.51 does for
+claims; the claims' floor cost episodes 0.11 nDCG@10, this 0.024 (docs/benchmarks.md)."""
+EPISODE_FLOOR_MARGIN = 0.2
+"""``FLOOR_MARGIN`` for an episode: once one hit reaches its floor, episodes down to this far
+below it are kept (an answer's turn is often far, in cosine, from the question's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +190,7 @@ class HybridSearch:
         fusion: Fusion = "minmax",
         dense_weight: float | None = None,
         pool: int = POOL,
-        floor_margin: float = FLOOR_MARGIN,
+        floor_margin: float | None = None,
     ) -> None:
         self.text = text
         self.vectors = vectors
@@ -187,7 +198,7 @@ class HybridSearch:
         self.fusion = fusion
         self.dense_weight = dense_weight
         self.pool = pool
-        self.floor_margin = floor_margin
+        self.floor_margin = floor_margin  # None: each kind's (``_lowest``)
 
     @property
     def semantic(self) -> bool:
@@ -253,11 +264,13 @@ class HybridSearch:
             if floor is not None
             else set()
         )
-        lowest = -math.inf if floor is None else floor - self.floor_margin
-        if floor is not None and max(cosine.values(), default=-1.0) < floor:
-            if not exact:
-                return []
-            lowest = math.inf
+        lowest: dict[str, float] = {}  # by kind: how low a hit's cosine may be
+        if floor is not None:
+            lowest = self._lowest(floor)
+            if not any(score >= _floor(floor, _kind(d)) for d, score in cosine.items()):
+                if not exact:
+                    return []
+                lowest = dict.fromkeys(lowest, math.inf)
         scores = self._fuse(mode, bm25, cosine)
         ranked = sorted(dict.fromkeys([*bm25, *cosine]), key=lambda d: (-scores.get(d, 0.0), d))
         near = vectors.vectors(ranked[: pool * 2]) if diverse and vectors is not None else {}
@@ -271,7 +284,8 @@ class HybridSearch:
                 hit = fields.get(doc_id)
                 if hit is None or hit.confidence < min_confidence:
                     continue
-                if cosine.get(doc_id, math.inf) < lowest and doc_id not in exact:
+                below = lowest.get(hit.kind, -math.inf)
+                if cosine.get(doc_id, math.inf) < below and doc_id not in exact:
                     continue  # (not embedded yet: kept)
                 vector = near.get(doc_id)
                 if vector is not None and any(
@@ -324,12 +338,37 @@ class HybridSearch:
         weights = {d: self._weight(d) for d in ids}
         return {d: weights[d] * dense_part[d] + (1 - weights[d]) * text_part[d] for d in ids}
 
+    def _lowest(self, floor: float) -> dict[str, float]:
+        """Per kind, the lowest cosine a hit may have once the search reaches its floor."""
+        return {
+            kind: _floor(floor, kind)
+            - (
+                self.floor_margin
+                if self.floor_margin is not None
+                else EPISODE_FLOOR_MARGIN
+                if kind == "episode"
+                else FLOOR_MARGIN
+            )
+            for kind in KINDS
+        }
+
     def _weight(self, doc_id: str) -> float:
         """The cosine's weight for this document: ``dense_weight`` when given, else its
         kind's (``EPISODE_DENSE_WEIGHT`` for an episode, ``DENSE_WEIGHT`` for the rest)."""
         if self.dense_weight is not None:
             return self.dense_weight
         return EPISODE_DENSE_WEIGHT if doc_id.startswith("episode:") else DENSE_WEIGHT
+
+
+def _kind(doc_id: str) -> str:
+    """The kind of a document, from its id (``episode:…``)."""
+    return doc_id.partition(":")[0]
+
+
+def _floor(floor: float, kind: str) -> float:
+    """The relevance floor for a document of ``kind``: ``EPISODE_FLOOR_BELOW`` lower for an
+    episode."""
+    return floor - EPISODE_FLOOR_BELOW if kind == "episode" else floor
 
 
 def search_records(

@@ -300,15 +300,36 @@ class Lifecycle(StoreBase):
     def previous_messages(self, rows: Sequence[int]) -> dict[int, str]:
         """The text of the message before each of these episodes in its conversation (the
         conversation's order: time, then arrival), for the rows that have one."""
+        return {row: text for row, (_, text) in self._neighbours(rows, after=False).items()}
+
+    def next_messages(self, rows: Sequence[int]) -> dict[int, str]:
+        """The text of the message after each of these episodes in its conversation (the
+        reply, often what holds the answer), for the rows that have one."""
+        return {row: text for row, (_, text) in self._neighbours(rows, after=True).items()}
+
+    def neighbour_rows(self, rows: Sequence[int]) -> set[int]:
+        """The rows of the messages just before and just after each of these episodes in its
+        conversation: the ones whose index entry names them as a neighbour."""
+        return {
+            found
+            for after in (False, True)
+            for found, _ in self._neighbours(rows, after=after).values()
+        }
+
+    def _neighbours(self, rows: Sequence[int], *, after: bool) -> dict[int, tuple[int, str]]:
+        """Each episode's neighbour in its conversation (before it, or ``after``), as its row
+        and text; episodes without one are left out."""
+        beyond, order = (">", "ASC") if after else ("<", "DESC")
         found = self._db.execute(
-            "SELECT e.id, (SELECT p.text FROM episodes p WHERE p.user = e.user "
-            "AND p.session_id = e.session_id AND (p.occurred_at < e.occurred_at "
-            "OR (p.occurred_at = e.occurred_at AND p.id < e.id)) "
-            "ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1) "
-            "FROM episodes e WHERE e.id IN (SELECT value FROM json_each(?))",
+            "SELECT e.id, n.id, n.text FROM episodes e JOIN episodes n ON n.id = ("
+            "SELECT p.id FROM episodes p WHERE p.user = e.user "
+            f"AND p.session_id = e.session_id AND (p.occurred_at {beyond} e.occurred_at "
+            f"OR (p.occurred_at = e.occurred_at AND p.id {beyond} e.id)) "
+            f"ORDER BY p.occurred_at {order}, p.id {order} LIMIT 1) "
+            "WHERE e.id IN (SELECT value FROM json_each(?))",
             (json.dumps(list(rows)),),
         )
-        return {row: text for row, text in found if text is not None}
+        return {row: (other, text) for row, other, text in found}
 
     def derived_statements(self, episodes: Sequence[Episode]) -> dict[str, list[str]]:
         """The statements of the claims derived from each of these episodes (by episode id),
