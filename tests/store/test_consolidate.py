@@ -252,14 +252,26 @@ def test_a_paraphrase_merges_and_archives_and_undo_puts_both_back(app: App) -> N
 
 
 def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
+    add(app, "I run 5 km before work every morning", "identity")
+    add(app, "I run 10 km before work every morning", "identity")
+    report = app.consolidation().run(DAY1)
+    assert report.merged == 0
+    [item] = report.review
+    assert (item["kind"], item["proposal"]) == ("merge", "KEEP_BOTH")
+    assert "5" in item["reason"] or "10" in item["reason"]
+    assert {claim(app, 1).status, claim(app, 2).status} == {"active"}
+
+
+def test_two_budgets_of_one_trip_are_two_values_of_one_slot(app: App) -> None:
+    """The slot is read as supersede on write reads it (``services.memory.slots``): a budget
+    for a purpose is a slot of its own, and its value keeps its thousands separator."""
     add(app, "My budget for the trip is £1,500", "constraint")
     add(app, "My budget for the trip is £2,000", "constraint")
     report = app.consolidation().run(DAY1)
     assert report.merged == 0
     [item] = report.review
-    assert (item["kind"], item["proposal"]) == ("merge", "KEEP_BOTH")
-    assert "1500" in item["reason"] or "2000" in item["reason"]
-    assert {claim(app, 1).status, claim(app, 2).status} == {"active"}
+    assert item["kind"] == "contradiction"
+    assert "£1,500" in item["reason"] and "£2,000" in item["reason"]
 
 
 def test_low_confidence_is_deprecated(app: App) -> None:

@@ -106,3 +106,9 @@ def test_a_conflict_is_another_value_of_the_same_slot_of_the_same_person() -> No
     assert conflict("I live in Lyon", "I work in Berlin") is None  # another slot
     assert conflict("I live in Lyon", "I have lived in Lyon") is None  # the same value
     assert conflict("I work as a developer", "I work as a backend developer") is None  # detail
+    assert conflict("My budget for the trip is £1,500", "My budget for the trip is £2,000") == (
+        "budget for trip",
+        "£1,500",
+        "£2,000",
+    )
+    assert conflict("My sister Ana lives in Porto", "My sister Ana is a doctor") is None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from lsp_memory.services.memory.slots import USER, fact
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d,.]*\d|\d")
 
 _NEGATIONS = frozenset(
@@ -162,74 +164,41 @@ def lost(loser: str, winner: str) -> frozenset[str]:
 
 
 # -- values on one slot -----------------------------------------------------------------------
+# Who a statement is about and which of their slots it fills are read as supersede on write
+# reads them (``services.memory.slots``): one vocabulary for both rules.
 
-_WHO = r"(?P<who>i|my (?:[a-z]+-in-law|best friend|[a-z]+)|[A-Z][a-z]+)"
-"""Whom a statement is about, at its start: "I", "my <relation>", or a capitalised name."""
-_NOW = r"(?:(?:now|currently|still|also|just|recently|actually) )*"
-_VALUE = r"(?P<value>[^,;.!?]+)"
-_SLOT_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (slot, re.compile(rf"^{_WHO}(?:'m| am| is| are)? {_NOW}{form}", re.IGNORECASE))
-    for slot, form in (
-        ("residence", rf"(?:live[sd]?|living|reside[sd]?) in {_VALUE}"),
-        ("residence", rf"(?:(?:have|has) )?{_NOW}moved to {_VALUE}"),
-        ("residence", rf"based in {_VALUE}"),
-        ("employer", rf"(?:work(?:s|ed|ing)?) (?:at|for) {_VALUE}"),
-        ("employer", rf"(?:(?:have|has) )?{_NOW}joined {_VALUE}"),
-        ("occupation", rf"(?:work(?:s|ed|ing)?) as {_VALUE}"),
-        ("occupation", r"(?:work(?:s|ed|ing)?) in (?P<field>[a-z][^,;.!?]*)"),
-        ("age", r"(?P<value>\d+) years? old"),
-    )
-)
-"""Forms that name a slot — who, what about them — and its value: "I live in Lyon",
-"I work as a backend developer", "my sister is 12 years old". "work in" followed by a
-lower-case word is a field of work ("I work in frontend"), not a place."""
-_FAVOURITE = re.compile(
-    rf"^{_WHO}(?:'s)? favou?rite (?P<thing>[a-z]+(?: [a-z]+)?) is {_VALUE}", re.IGNORECASE
-)
-_NAME = re.compile(rf"^{_WHO}(?:'s)? name is {_VALUE}", re.IGNORECASE)
-_CUE = re.compile(r"liv|resid|moved|based|work|joined|years? old|favou?rite|name is", re.I)
 _SPLIT = re.compile(r" (?:and|but|because|since|so|as well|while|where|who|which) ", re.I)
-_PRONOUNS = frozenset("he she they it we you this that there here".split())
 _TIME_WORDS = frozenset("now currently anymore again nowadays lately today still".split())
 
 
 @lru_cache(maxsize=65_536)
 def slot(statement: str) -> tuple[str, str, str] | None:
     """``(who, slot, value)`` when the statement gives one value of a slot of a person ("I
-    live in Lyon" → ``("i", "residence", "lyon")``), in lower case, the value cut at the
-    first clause and without articles or words of time; None for anything else (a negative
-    statement included: "I no longer live in Lyon" says no value)."""
+    live in Lyon" → ``("i", "residence", "lyon")``; who is "i", "my <relation>" or a
+    name), in lower case, the value cut at the first clause and without articles or words
+    of time; None for anything else (a negative statement included: "I no longer live in
+    Lyon" says no value)."""
     text = statement.strip().replace("’", "'")
-    if not _CUE.search(text) or negated(text):
+    if negated(text):
         return None
-    for name, form in _SLOT_FORMS:
-        found = form.match(text)
-        if found:
-            value = found.groupdict().get("value") or found.group("field")
-            place = found.groupdict().get("field") and value[0].isupper()
-            # "I work in Berlin": a place, not a field
-            return _slot(found.group("who"), "workplace" if place else name, value)
-    found = _FAVOURITE.match(text)
-    if found:
-        return _slot(
-            found.group("who"), f"favourite {found.group('thing').lower()}", found["value"]
-        )
-    found = _NAME.match(text)
-    return _slot(found.group("who"), "name", found.group("value")) if found else None
+    found = fact(text)
+    if found is None:
+        return None
+    who = found.who
+    key = "i" if who == USER else (who.name or f"my {who.relation}")
+    return _slot(key, found.slot, found.value)
 
 
 def _slot(who: str, name: str, value: str) -> tuple[str, str, str] | None:
-    who = " ".join(who.lower().split())
-    if who in _PRONOUNS:
-        return None  # "She lives in Rome": whom it is about is not in the statement
-    words = _SPLIT.split(value.strip().lower(), maxsplit=1)[0].split()
+    clause = re.split(r"[,;](?:\s|$)", value.strip().lower())[0]  # "£1,500" stays whole
+    words = _SPLIT.split(clause, maxsplit=1)[0].split()
     while words and words[0] in ("a", "an", "the"):
         words.pop(0)
     while words and words[-1] in _TIME_WORDS:
         words.pop()
     if not words:
         return None
-    return ("i" if who == "my" else who), name, " ".join(words)
+    return who, name, " ".join(words)
 
 
 def conflict(first: str, second: str) -> tuple[str, str, str] | None:

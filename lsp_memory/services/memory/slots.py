@@ -92,6 +92,9 @@ SLOT_FORMS: tuple[tuple[str, str], ...] = (
     # employer: works at/for Acme, joined Globex
     ("employer", rf"{_NOW}works? (?:at|for) {_VALUE}"),
     ("employer", rf"(?:has |have )?{_NOW}joined {_VALUE}"),
+    # workplace: works in Berlin (a name); occupation: works in frontend (a field of work)
+    ("workplace", rf"{_NOW}works? in (?P<value>(?-i:[A-Z]).*)"),
+    ("occupation", rf"{_NOW}works? in (?P<value>(?-i:[a-z]).*)"),
     # occupation: works as a nurse, is a doctor, is now a senior backend developer
     ("occupation", rf"{_NOW}works? as (?:an? )?{_VALUE}"),
     (
@@ -159,6 +162,7 @@ sister's job is …" — and the slot each fills ("job" and "occupation" are one
 SLOT_WORDS: Mapping[str, tuple[str, ...]] = {
     "residence": ("live", "reside", "moved", "relocated", "based", "living"),
     "employer": ("work", "joined", "employer", "company"),
+    "workplace": ("work",),
     "occupation": ("work", " a ", " an ", "job", "occupation", "profession", "role"),
     "age": ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
     "partner": ("married", "single", "divorced", "engaged", "separated", "widowed", "dating",
