@@ -206,3 +206,18 @@ def test_markdown_mode_writes_each_warning_on_stderr(run: Run, kb: Path) -> None
     assert as_json.stderr == ""
     warnings = json.loads(as_json.stdout)["warnings"]
     assert "@nope: No memory or context found with ID: nope" in warnings
+
+
+def test_an_embedded_attachment_is_listed_as_there_not_as_missing(run: Run) -> None:
+    """``![[diagram.png]]`` names a file of the vault: the block says it is an attachment it
+    does not include. Before, the LLM read "Warning - Document not found"."""
+    vault = ("--vault", str(DATA / "notes"))
+    result = run("build-context", "-", *vault, stdin="See ![[diagram.png]] and [[Nowhere]].\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        "- [[diagram.png]] (images/diagram.png): an attached file (not a note), not included"
+        in lines
+    )
+    assert "- [[Nowhere]]: Warning - Document not found" in lines
+    assert "diagram.png" not in result.stderr

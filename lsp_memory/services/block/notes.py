@@ -26,6 +26,7 @@ from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.text import cut
 
 NOT_FOUND_DOCUMENT = "Warning - Document not found"
+ATTACHED_FILE = "an attached file (not a note), not included"
 
 MAX_PINNED_NOTES = 5
 PINNED_NOTE_CHARS = 4000
@@ -205,7 +206,19 @@ def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
             continue
         target = resolution.note
         note = target.note if target is not None and resolution.error is None else None
-        if note is None:
+        attached = target.file if target is not None and resolution.error is None else None
+        if attached is not None:  # an image, a PDF: there, but not text to include
+            key = f"file:{attached}"
+            line = f"- [[{reference.target}]] ({resolution.id}): {ATTACHED_FILE}\n"
+            data = {
+                "kind": "document",
+                "ref": reference.text,
+                "title": None,
+                "path": resolution.id,
+                "found": True,
+                "summary": ATTACHED_FILE,
+            }
+        elif note is None:
             key = f"missing:{reference.target.casefold()}"
             handle = f"[[{reference.target}]]"
             line = f"- {handle}: {NOT_FOUND_DOCUMENT}\n"
@@ -238,5 +251,5 @@ def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
             continue
         seen.add(key)
         # A link to nothing is kept as long as a referenced claim is: the LLM must know.
-        priority = P_DOCUMENT if note is not None else P_REFERENCED
+        priority = P_DOCUMENT if note is not None or attached is not None else P_REFERENCED
         build.add(Piece(DOCUMENTS, priority, "document", key, line, data))
