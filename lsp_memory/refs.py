@@ -66,9 +66,10 @@ def is_markdown(language_id: str | None = None, path: str | None = None) -> bool
 
     ``path`` may be a file path or a URI; the suffix is compared case-insensitively.
     """
-    if language_id is not None and language_id.lower() == "markdown":
+    # Not a string: a client's malformed value (a number as languageId) is no Markdown id.
+    if isinstance(language_id, str) and language_id.lower() == "markdown":
         return True
-    return path is not None and path.lower().endswith(_MARKDOWN_SUFFIXES)
+    return isinstance(path, str) and path.lower().endswith(_MARKDOWN_SUFFIXES)
 
 
 def utf16_len(s: str) -> int:

@@ -193,3 +193,29 @@ def test_a_body_that_is_not_utf8_is_answered_and_the_server_goes_on() -> None:
         if channel.process.poll() is None:
             channel.process.kill()
         channel.process.wait()
+
+
+def test_a_language_id_that_is_not_a_string_breaks_no_request() -> None:
+    """A client that sends ``"languageId": 3.5`` (the protocol says a string) gets its
+    document served as plain text. Before, every request on it (links, hints, hover) was
+    an internal error: 'float' object has no attribute 'lower' (found by the fuzz suite)."""
+    prepare()
+    channel = Channel()
+    document = (WORK / "odd-language.txt").as_uri()
+    try:
+        _initialized(channel)
+        item = {"uri": document, "languageId": 3.5, "version": 1, "text": "See [[Alice Notes]]\n"}
+        channel.send({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        asked = {"textDocument": {"uri": document}}
+        channel.send({"id": 2, "method": "textDocument/documentLink", "params": asked})
+        answer = channel.response(2)
+        assert "error" not in answer, answer
+        assert isinstance(answer["result"], list), answer
+        channel.send({"id": 3, "method": "shutdown"})
+        assert channel.response(3).get("result") is None
+        channel.send({"method": "exit"})
+        assert channel.process.wait(timeout=TIMEOUT) == 0
+    finally:
+        if channel.process.poll() is None:
+            channel.process.kill()
+        channel.process.wait()

@@ -79,7 +79,7 @@ def test_a_word_or_a_number_that_is_no_memory_reference_is_only_a_hint(
         ("@leafctx", "unresolved", "warning"),  # a near miss: below
         ("#43", "unknown-mention", "hint"),
     ]
-    assert one(findings, "#1984").message.endswith("(your claims go up to #42)")
+    assert one(findings, "#1984").message.endswith("(yours end at #42)")
     # A setting makes them warnings again.
     loud = run(
         "@octocat", resolver, severities={**DIAGNOSTIC_SEVERITIES, "unknown-mention": "warning"}

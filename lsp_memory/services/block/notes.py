@@ -207,6 +207,7 @@ def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
         target = resolution.note
         note = target.note if target is not None and resolution.error is None else None
         attached = target.file if target is not None and resolution.error is None else None
+        data: dict[str, Any]
         if attached is not None:  # an image, a PDF: there, but not text to include
             key = f"file:{attached}"
             line = f"- [[{reference.target}]] ({resolution.id}): {ATTACHED_FILE}\n"
@@ -222,7 +223,7 @@ def add_documents(build: Build, resolutions: Sequence[Resolution]) -> None:
             key = f"missing:{reference.target.casefold()}"
             handle = f"[[{reference.target}]]"
             line = f"- {handle}: {NOT_FOUND_DOCUMENT}\n"
-            data: dict[str, Any] = {
+            data = {
                 "kind": "document",
                 "ref": reference.text,
                 "title": None,

@@ -163,7 +163,7 @@ def _unresolved(reference: Reference, error: str, resolver: Resolver) -> Finding
         number = reference.claim_number
         last = resolver.store.last_claim_number(resolver.user)
         if number is not None and number > last:
-            return Finding(UNKNOWN_MENTION, f"{error} (your claims go up to #{last})", reference)
+            return Finding(UNKNOWN_MENTION, f"{error} (yours end at #{last})", reference)
     return Finding(UNRESOLVED, error, reference)
 
 
