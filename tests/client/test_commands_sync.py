@@ -332,6 +332,19 @@ async def test_bad_commands_get_an_error_and_the_server_keeps_serving(
     assert await command(client, "lspMemory.reindex") == {"status": "started"}
 
 
+async def test_a_selection_past_lsps_largest_column_is_a_bad_argument(
+    client: LanguageClient,
+) -> None:
+    """A column past LSP's uinteger (2**31 - 1) is invalid params; before, building the range
+    raised inside the server, an internal error (found by the fuzz suite)."""
+    uri = open_context_doc(client)
+    huge = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 2**31}}
+    with pytest.raises(JsonRpcException) as caught:
+        await command(client, "lspMemory.rememberSelection", uri, huge, False)
+    assert caught.value.code == JsonRpcInvalidParams.CODE, caught.value
+    assert "range must be" in caught.value.message
+
+
 async def test_an_open_notes_unsaved_text_is_indexed_until_it_is_closed(
     client: LanguageClient,
 ) -> None:

@@ -22,8 +22,8 @@ def app(tmp_path: Path) -> Iterator[App]:
     opened = App(Config(store=tmp_path / "store", user=USER, cache=tmp_path / "cache"))
     add(opened, "I live in Lyon", "identity")
     add(opened, "I no longer live in Lyon", "identity", created_at="2026-01-03T00:00:00Z")
-    add(opened, "My budget for the trip is £1,500", "constraint")
-    add(opened, "My budget for the trip is £2,000", "constraint", confidence=0.8)
+    add(opened, "I run 5 km before work every morning", "constraint")
+    add(opened, "I run 10 km before work every morning", "constraint", confidence=0.8)
     report = opened.consolidation().run(DAY1)
     assert [item["kind"] for item in report.review] == ["contradiction", "merge"]
     yield opened

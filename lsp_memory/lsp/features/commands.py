@@ -276,7 +276,10 @@ def _range(value: Any) -> types.Range:
         lines = [point["line"] for point in points]
         columns = [point["character"] for point in points]
         numbers = [*lines, *columns]
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+        # LSP positions are uintegers: 0 to 2**31 - 1.
+        if not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in numbers
+        ):
             raise TypeError
     except (TypeError, KeyError, IndexError):
         raise UserError(
