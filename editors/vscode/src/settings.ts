@@ -34,6 +34,7 @@ export const SERVER_KEYS = [
   "reviewCommand",
   "reviewTimeoutS",
   "consolidateEvery",
+  "decay",
   "extractorCommand",
   "extractorTimeoutS",
   "minSimilarity",
