@@ -10,8 +10,10 @@ block, ``build_context(text=the next user message, session_id=…)``, asked
 
 - **after a pause** of ``--pause-ms`` (the assistant writing its answer): the server has made
   the conversation's recall ahead meanwhile (``recall: "precomputed"``);
-- **at once**: the server skips the recall made ahead (a call is waiting for its writer's
-  thread), so the block recalls when asked (``recall: "computed"``).
+- **at once**: the block waits for the recall under way on the writer's thread (begun as
+  the exchange was answered), so it pays what a recall costs; a recall that had not begun
+  when the block arrived would be skipped and the block would recall itself, for the same
+  cost.
 
 Each turn asks both, on alternate turns of the same conversation (even turns paused, odd
 turns at once), so both see the same store. Reported: each call's wall time as the client
