@@ -43,6 +43,27 @@ async def test_links_open_the_note_at_the_heading(client: LanguageClient) -> Non
     assert link.tooltip == ("Project Plan" if tooltips else None)
 
 
+async def test_an_attachment_links_to_its_file(client: LanguageClient) -> None:
+    """``![[diagram.png]]`` opens the image itself (no line to jump to); before, an embed of
+    an attachment had no link at all."""
+    uri = (WORK / "embeds.md").as_uri()
+    text = "An image: ![[diagram.png]] and a [[Nowhere.png]]\n"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
+        )
+    )
+    links = await client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert links is not None
+    assert [link.target for link in links] == [
+        (VAULT / "images" / "diagram.png").resolve().as_uri()
+    ]
+
+
 async def test_hints_show_the_statement_after_claim_numbers(client: LanguageClient) -> None:
     capabilities = client.capabilities
     text_document = capabilities.text_document if capabilities else None

@@ -26,7 +26,7 @@ def register(server: MemoryServer) -> None:
         return [
             types.DocumentLink(
                 range=token_range(doc, link.reference),
-                target=f"{link.path.as_uri()}#L{link.line + 1}",
+                target=link.path.as_uri() + ("" if link.line is None else f"#L{link.line + 1}"),
                 tooltip=link.title if tooltips else None,
             )
             for link in annotator.links(doc.source, doc.language_id, doc.uri)

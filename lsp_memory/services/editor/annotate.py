@@ -1,5 +1,6 @@
 """What an editor shows beside references without being asked: the file each ``[[link]]``
-opens (document links) and the statement after each ``#N`` / ``@claim_N`` (inlay hints)."""
+opens (document links: a note at its heading or block, or an attachment) and the statement
+after each ``#N`` / ``@claim_N`` (inlay hints)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class Link:
 
     reference: Reference
     path: Path
-    line: int  # 0-based: the heading's line, or 0
+    line: int | None  # 0-based: the heading's or block's line, or 0; None for an attachment
     title: str
 
 
@@ -49,10 +50,16 @@ class Annotator:
             if reference.kind is not RefKind.NOTE:
                 continue
             target = self.resolver.resolve(reference).note
+            if target is not None and target.file is not None:  # an attachment: the file
+                file = Path(target.file)
+                found.append(Link(reference, file, None, file.name))
+                continue
             if target is None or target.note is None:
                 continue
             note = target.note
             line = target.heading.line if target.heading is not None else 0
+            if target.block is not None:
+                line = target.block.line
             found.append(Link(reference, Path(note.vault) / note.path, line, note.title))
         return found
 
