@@ -10,10 +10,8 @@ block, ``build_context(text=the next user message, session_id=…)``, asked
 
 - **after a pause** of ``--pause-ms`` (the assistant writing its answer): the server has made
   the conversation's recall ahead meanwhile (``recall: "precomputed"``);
-- **at once**: the block waits for the recall under way on the writer's thread (begun as
-  the exchange was answered), so it pays what a recall costs; a recall that had not begun
-  when the block arrived would be skipped and the block would recall itself, for the same
-  cost.
+- **at once**: the recall made ahead (on a reader's thread, begun as the exchange was
+  answered) is usually not done yet, so the block recalls itself.
 
 Each turn asks both, on alternate turns of the same conversation (even turns paused, odd
 turns at once), so both see the same store. Reported: each call's wall time as the client

@@ -8,7 +8,7 @@
 - ``remember(statement, category, contexts)``: a claim written like ``claim add`` (classified
   when no category is given, superseding older claims);
 - ``ingest_messages(session_id, user_message, …)``: one message pair, like ``ingest``; the
-  conversation's passive recall is then made ahead, on the writer's thread after the answer;
+  conversation's passive recall is then made ahead, on a reader's thread after the answer;
 - ``build_context(text, budget, session_id, attach, pin, query, referenced_only)``: the
   context block's JSON, with passive recall when a conversation's id is given, and the
   options of ``build-context``;
@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import reprlib
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -108,45 +107,30 @@ class Lanes:
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="lsp-memory-mcp-write")
         self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="lsp-memory-mcp-read")
         self._opened: Future[bool] | None = None
-        self._waiting = 0  # calls queued on the writer's thread, not started yet
-        self._waiting_lock = threading.Lock()
 
     async def write(self, work: Callable[[], T]) -> T:
         self._open()
-        return await self._on_writer(work)
+        return await asyncio.get_running_loop().run_in_executor(self._writer, work)
 
     async def read(self, work: Callable[[], T]) -> T:
         opened = await asyncio.wrap_future(self._open())
-        if not opened:
-            return await self._on_writer(work)
-        return await asyncio.get_running_loop().run_in_executor(self._readers, work)
-
-    async def _on_writer(self, work: Callable[[], T]) -> T:
-        def started() -> T:
-            with self._waiting_lock:
-                self._waiting -= 1
-            return work()
-
-        with self._waiting_lock:
-            self._waiting += 1
-        return await asyncio.get_running_loop().run_in_executor(self._writer, started)
+        lane = self._readers if opened else self._writer
+        return await asyncio.get_running_loop().run_in_executor(lane, work)
 
     def later(self, work: Callable[[], object]) -> None:
-        """Run ``work`` on the writer's thread after what is queued there, answering no one,
-        unless a call is waiting for that thread when its turn comes (then it is skipped:
-        work made ahead must never delay a call). A failure is logged, never raised."""
+        """Run the read ``work`` on a reader's thread, answering no one, once the shared
+        parts are open (else not at all): it never holds the writer, so no call waits for
+        it. A failure is logged, never raised."""
 
         def quietly() -> None:
-            with self._waiting_lock:
-                if self._waiting:
-                    return
             try:
                 work()
             except Exception as error:  # one line: the log is read by people
                 logger.warning("background work failed: %s: %s", type(error).__name__, error)
 
-        self._open()
-        self._writer.submit(quietly)
+        opened = self._open()
+        if opened.done() and opened.result():
+            self._readers.submit(quietly)
 
     def close(self) -> None:
         """Let the calls under way end (before the App closes their connections)."""
@@ -378,8 +362,8 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         def recall_ahead(conversation: str) -> None:
             # Seed 001's mode A: the next block of this conversation recalls from these
             # messages; found now, while the assistant answers, not when it is asked for.
-            # Skipped when a call is waiting (a burst of messages: the next one replaces it).
-            app.refresh_indexes()
+            # A read, on a reader's thread: the indexes as they are (what this exchange
+            # adds is shown verbatim as recent messages anyway).
             app.conversations().prepare(app.snapshot().assembler(), conversation)
 
         answer, conversation = await write(stored)

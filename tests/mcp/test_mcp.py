@@ -376,6 +376,8 @@ async def test_a_conversations_block_shows_its_searches_and_recall_made_ahead(
         cello, city = "I play the cello in an amateur orchestra", "My favourite city is Lisbon"
         for statement in (cello, city):
             await call(session, "remember", statement=statement)
+        # The recall made ahead reads the indexes as they are; a search brings them up to date.
+        await call(session, "search_memory", query="orchestra")
 
         async def exchange(user: str, day: int) -> None:
             await call(
