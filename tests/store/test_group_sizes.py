@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.kernel import tokens
 from lsp_memory.services.memory.interchange import add_record, import_records
 from lsp_memory.store.schema import MIGRATIONS
@@ -76,6 +77,11 @@ def groups(store: Store, user: str) -> Iterator[tuple[str, str]]:
 
 
 def check_all(store: Store, step: str) -> None:
+    counted = store._db.execute(
+        "SELECT statement, line_tokens FROM claims WHERE line_tokens IS NOT NULL"
+    ).fetchall()
+    for statement, count in counted:  # an edited claim's count is of its new text
+        assert count == tokens.count(tokens.line_text(statement)), (step, statement)
     for user in USERS:
         for kind, key in groups(store, user):
             expected = recount(store, user, kind, key)
@@ -391,3 +397,43 @@ def test_an_unknown_group_is_empty(store: Store) -> None:
     assert store.group_size(USER, "context", "missing", FIRST) == GroupSize(0, 0, (), (), None)
     with pytest.raises(ValueError, match="not a group kind"):
         store.group_size(USER, "entity", "x", FIRST)
+
+
+@pytest.mark.parametrize(
+    ("ref", "kind", "key"),
+    [
+        ("@root_ctx", "context", "root_ctx"),
+        ("@health_tag", "tag", "health_tag"),
+        ("@work_domain", "domain", "work"),
+    ],
+)
+def test_hover_and_page_show_the_kept_sizes(
+    kb: Store, tmp_path: Path, ref: str, kind: str, key: str
+) -> None:
+    """The count and the tokens shown are the kept ones, not a count of loaded claims."""
+    describer = Describer(kb, USER)
+    size = kb.group_size(USER, kind, key, FIRST)
+    assert size.claims > 0
+    hover = describer.hover_at(ref, 1)
+    assert hover is not None
+    assert f"{size.claims} claim" in hover.markdown
+    grp = key
+    if kind != "domain":
+        table = {"context": "contexts", "tag": "tags"}[kind]
+        grp = kb._db.execute(f"SELECT id FROM {table} WHERE friendly_id = ?", (key,)).fetchone()[0]
+    kb._db.execute(
+        "UPDATE group_sizes SET claims = claims + 1000, uncounted = 0, tokens = 5000 "
+        "WHERE kind = ? AND grp = ?",
+        (kind, grp),
+    )
+    last = kb.group_size(USER, kind, key, FIRST).last
+    assert last is not None
+    shown = 5000 - tokens.count(tokens.line_text(last.statement)) + tokens.count(last.statement)
+    hover = describer.hover_at(ref, 1)
+    assert hover is not None
+    assert f"{size.claims + 1000} claims" in hover.markdown
+    assert f"· {shown} tokens" in hover.markdown
+    assert f"… {size.claims + 1000 - 5} more" in hover.markdown
+    page = describer.definition_at(ref, 1, tmp_path / "pages")
+    assert page is not None
+    assert f"- Claims: {size.claims + 1000}, active and contested" in page.path.read_text()
