@@ -343,6 +343,10 @@ def _v7() -> str:
     sql = f"""
 ALTER TABLE claims ADD COLUMN line_tokens INTEGER;
 CREATE INDEX claims_uncounted ON claims (id) WHERE line_tokens IS NULL;
+-- Newest first is by time, then number: with the number in the index, the first claims of a
+-- group are read in order (sorting the ties took 200 of a root context's claims 17 ms).
+DROP INDEX claims_user_updated;
+CREATE INDEX claims_user_updated ON claims (user, updated_at, number);
 
 CREATE TABLE group_claims (
     kind TEXT NOT NULL CHECK (kind IN ('context', 'tag', 'domain')),
