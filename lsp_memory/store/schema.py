@@ -304,24 +304,63 @@ UPDATE claims SET origin = 'inferred' WHERE coalesce(
 # right on every write, from any connection: a link added or removed recomputes that claim's
 # memberships; a context or tag moved recomputes the claims beneath it; a claim's status or
 # count changing moves its share in every group it is in. A claim edited loses its count.
+_LIVE = "('active', 'contested')"
+_TREES = (
+    ("context", "contexts", "context_claims", "context"),
+    ("tag", "tags", "claim_tags", "tag"),
+)
+_PAUSED = "NOT EXISTS (SELECT 1 FROM store_meta WHERE key = 'group_sizes_paused')"
+"""Triggers that follow links one row at a time stand aside while a bulk write (an import)
+fills the sizes of its new claims at once (``fill_group_sizes``)."""
+
+
+def _wanted(kind: str, tree: str, links: str, link: str, claims: str) -> str:
+    """(kind, group, claim, user) rows for ``claims`` (SQL naming claim row ids): every node
+    at most 10 levels above a node the claims link to, nodes of the claim's user only (as
+    readers walk them); cycle-safe by the depth."""
+    return f"""
+        WITH RECURSIVE up(id, claim, depth) AS (
+            SELECT l.{link}, l.claim, 0 FROM {links} l
+            JOIN {tree} x ON x.id = l.{link} JOIN claims c ON c.id = l.claim
+            WHERE l.claim IN ({claims}) AND x.user = c.user
+            UNION
+            SELECT p.id, up.claim, up.depth + 1 FROM up JOIN {tree} x ON x.id = up.id
+            JOIN {tree} p ON p.id = x.parent AND p.user = x.user WHERE up.depth < 10
+        )
+        SELECT DISTINCT '{kind}', up.id, up.claim, c.user FROM up
+        JOIN claims c ON c.id = up.claim ORDER BY 2, 3"""
+
+
+def _fill(first: str, last: str) -> str:
+    """The memberships and sizes of the claims with rows ``first``..``last`` (SQL), none of
+    them in ``group_claims`` yet: the migration's fill and a bulk write's."""
+    claims = f"SELECT id FROM claims WHERE id BETWEEN {first} AND {last}"
+    sql = "".join(
+        f"INSERT OR IGNORE INTO group_claims (kind, grp, claim, user) {_wanted(*tree, claims)};"
+        for tree in _TREES
+    )
+    return (
+        sql
+        + f"""
+INSERT OR IGNORE INTO group_claims (kind, grp, claim, user)
+    SELECT 'domain', d.domain, d.claim, c.user FROM claim_domains d JOIN claims c ON c.id = d.claim
+    WHERE d.claim BETWEEN {first} AND {last};
+INSERT INTO group_sizes (kind, grp, user, claims, tokens, uncounted)
+    SELECT m.kind, m.grp, m.user, sum(c.status IN {_LIVE}),
+        sum((c.status IN {_LIVE}) * coalesce(c.line_tokens, 0)),
+        sum(c.status IN {_LIVE} AND c.line_tokens IS NULL)
+    FROM group_claims m JOIN claims c ON c.id = m.claim
+    WHERE m.claim BETWEEN {first} AND {last} GROUP BY m.kind, m.grp, m.user
+    ON CONFLICT (kind, grp, user) DO UPDATE SET claims = claims + excluded.claims,
+        tokens = tokens + excluded.tokens, uncounted = uncounted + excluded.uncounted;
+"""
+    )
+
+
 def _v7() -> str:
     """Migration 7 (self-contained: the aggregates' tables, their first fill, triggers)."""
-    live = "('active', 'contested')"
-
-    def wanted(kind: str, tree: str, links: str, link: str, claims: str) -> str:
-        # (group, claim) pairs: every node at most 10 levels above a node the claims link to,
-        # nodes of the claim's user only (as readers walk them); cycle-safe by the depth.
-        return f"""
-            WITH RECURSIVE up(id, claim, depth) AS (
-                SELECT l.{link}, l.claim, 0 FROM {links} l
-                JOIN {tree} x ON x.id = l.{link} JOIN claims c ON c.id = l.claim
-                WHERE l.claim IN ({claims}) AND x.user = c.user
-                UNION
-                SELECT p.id, up.claim, up.depth + 1 FROM up JOIN {tree} x ON x.id = up.id
-                JOIN {tree} p ON p.id = x.parent AND p.user = x.user WHERE up.depth < 10
-            )
-            SELECT DISTINCT '{kind}', up.id, up.claim, c.user FROM up
-            JOIN claims c ON c.id = up.claim"""
+    live = _LIVE
+    wanted = _wanted
 
     def recompute(kind: str, tree: str, links: str, link: str, claims: str) -> str:
         pairs = wanted(kind, tree, links, link, claims)
@@ -367,17 +406,8 @@ CREATE TABLE group_sizes (
     PRIMARY KEY (kind, grp, user)
 ) WITHOUT ROWID;
 
-INSERT INTO group_claims (kind, grp, claim, user)
-    {wanted("context", "contexts", "context_claims", "context", "SELECT id FROM claims")};
-INSERT INTO group_claims (kind, grp, claim, user)
-    {wanted("tag", "tags", "claim_tags", "tag", "SELECT id FROM claims")};
-INSERT OR IGNORE INTO group_claims (kind, grp, claim, user)
-    SELECT 'domain', d.domain, d.claim, c.user FROM claim_domains d JOIN claims c ON c.id = d.claim;
-INSERT INTO group_sizes (kind, grp, user, claims, tokens, uncounted)
-    SELECT m.kind, m.grp, m.user, sum(c.status IN {live}), 0, sum(c.status IN {live})
-    FROM group_claims m JOIN claims c ON c.id = m.claim GROUP BY m.kind, m.grp, m.user;
-
-CREATE TRIGGER group_claims_added AFTER INSERT ON group_claims BEGIN
+{_fill("0", "9223372036854775807")}
+CREATE TRIGGER group_claims_added AFTER INSERT ON group_claims WHEN {_PAUSED} BEGIN
     -- A row even for a claim not live: its status may change, and that only updates rows.
     INSERT INTO group_sizes (kind, grp, user, claims, tokens, uncounted)
     SELECT NEW.kind, NEW.grp, NEW.user, c.status IN {live},
@@ -413,7 +443,7 @@ CREATE TRIGGER claims_deleted BEFORE DELETE ON claims BEGIN
     DELETE FROM group_claims WHERE claim = OLD.id;
 END;
 
-CREATE TRIGGER claim_domains_added AFTER INSERT ON claim_domains BEGIN
+CREATE TRIGGER claim_domains_added AFTER INSERT ON claim_domains WHEN {_PAUSED} BEGIN
     INSERT OR IGNORE INTO group_claims (kind, grp, claim, user)
     SELECT 'domain', NEW.domain, NEW.claim, c.user FROM claims c WHERE c.id = NEW.claim;
 END;
@@ -430,12 +460,9 @@ CREATE TRIGGER claim_domains_changed AFTER UPDATE ON claim_domains BEGIN
     SELECT 'domain', NEW.domain, NEW.claim, c.user FROM claims c WHERE c.id = NEW.claim;
 END;
 """
-    for kind, tree, links, link in (
-        ("context", "contexts", "context_claims", "context"),
-        ("tag", "tags", "claim_tags", "tag"),
-    ):
+    for kind, tree, links, link in _TREES:
         sql += f"""
-CREATE TRIGGER {links}_added AFTER INSERT ON {links} BEGIN
+CREATE TRIGGER {links}_added AFTER INSERT ON {links} WHEN {_PAUSED} BEGIN
     {recompute(kind, tree, links, link, "NEW.claim")}
 END;
 CREATE TRIGGER {links}_removed AFTER DELETE ON {links} BEGIN
@@ -457,6 +484,11 @@ END;
 
 
 V7 = _v7()
+
+FILL_GROUP_SIZES = _fill(":first", ":last")
+"""What a bulk write runs after inserting claims ``:first``..``:last`` with
+``group_sizes_paused`` set in ``store_meta`` (and removed after, in the same transaction)."""
+
 
 MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 """Each entry moves the schema one version forward; the store's version is their count."""
