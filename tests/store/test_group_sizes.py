@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from lsp_memory.app import App
+from lsp_memory.config import Config
 from lsp_memory.model import Claim, ClaimStatus
 from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.kernel import tokens
@@ -114,23 +116,23 @@ class Writer:
         words = self.rng.sample(WORDS, self.rng.randint(1, 6))
         return " ".join(words).capitalize() + self.rng.choice(["", ".", "!", " 42", " (x)"])
 
-    def context(self, user: str) -> str:
+    def node(self, kind: str, user: str) -> str:
+        """A new context or tag, under a random one of the user's most of the time."""
         self.n += 1
-        parent = self.pick("SELECT friendly_id FROM contexts WHERE user = ?", user)
-        record = {"kind": "context", "friendly_id": f"ctx{self.n}", "name": f"Context {self.n}"}
+        table = {"context": "contexts", "tag": "tags"}[kind]
+        parent = self.pick(f"SELECT friendly_id FROM {table} WHERE user = ?", user)
+        key = f"{kind[:3]}{self.n}"
+        record = {"kind": kind, "friendly_id": key, "name": f"{kind} {self.n}"}
         if parent and self.rng.random() < 0.8:
             record["parent"] = parent[0]
         add_record(self.store, record, user=user)
-        return f"context ctx{self.n}"
+        return f"{kind} {key}"
+
+    def context(self, user: str) -> str:
+        return self.node("context", user)
 
     def tag(self, user: str) -> str:
-        self.n += 1
-        parent = self.pick("SELECT friendly_id FROM tags WHERE user = ?", user)
-        record = {"kind": "tag", "friendly_id": f"tag{self.n}", "name": f"Tag {self.n}"}
-        if parent and self.rng.random() < 0.7:
-            record["parent"] = parent[0]
-        add_record(self.store, record, user=user)
-        return f"tag tag{self.n}"
+        return self.node("tag", user)
 
     def claim(self, user: str) -> str:
         contexts = [
@@ -455,3 +457,19 @@ def test_hover_and_page_show_the_kept_sizes(
     page = describer.definition_at(ref, 1, tmp_path / "pages")
     assert page is not None
     assert f"- Claims: {size.claims + 1000}, active and contested" in page.path.read_text()
+
+
+def test_the_app_counts_what_was_written_without_a_count(tmp_path: Path) -> None:
+    """What the language server runs after each store change it follows."""
+    app = App(Config(store=tmp_path / "store", user=USER, cache=tmp_path / "cache"))
+    try:
+        import_records(app.store, KB.read_bytes(), user=USER, source=str(KB))
+        size = app.store.group_size(USER, "context", "root_ctx", FIRST)
+        assert size.uncounted and size.line_tokens == 0
+        everyone = app.store._db.execute("SELECT count(*) FROM claims").fetchone()[0]
+        assert app.count_claim_tokens() == everyone  # every user's
+        counted = app.store.group_size(USER, "context", "root_ctx", FIRST)
+        assert counted.uncounted == () and counted.line_tokens > 0
+        assert app.count_claim_tokens() == 0
+    finally:
+        app.close()
