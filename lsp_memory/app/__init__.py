@@ -28,6 +28,7 @@ from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
 from lsp_memory.services.conversations.ingest import Ingester
 from lsp_memory.services.conversations.recall import Conversations, RecallCache
+from lsp_memory.services.kernel.tokens import count_claims
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.consolidate import Consolidation
 from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
@@ -184,6 +185,15 @@ class App:
         return IndexKeeper(
             lambda: self.store, self.text_index, self.vaults, lambda: self.vectors, self.warnings
         )
+
+    def count_claim_tokens(self) -> int:
+        """Count the tokens of the claims that have no count yet (new or edited ones, every
+        claim of a store just migrated), so that a context's, tag's or domain's hover reads
+        its kept size whole; how many were counted (0 when the store is read-only)."""
+        try:
+            return count_claims(self.store)
+        except UserError:
+            return 0
 
     def refresh_indexes(self) -> None:
         """Bring the search indexes up to date with the store quietly, embedding only a

@@ -238,6 +238,7 @@ class Session:
                 self.ready.set()
             self._changed()
             o200k()  # the context block's tokenizer (~0.2 s): loaded before it is asked
+            self.app.count_claim_tokens()  # hovers then read the kept sizes whole
             self._follow()
 
         self._thread = threading.Thread(target=run, name="lsp-memory-index", daemon=True)
@@ -267,6 +268,7 @@ class Session:
                 # Taking the writer over from another process that exited syncs in full:
                 # the keeper has not indexed these vaults yet.
                 report = keeper.sync(scan=scan)
+                self.app.count_claim_tokens()  # claims the CLI or another server added
                 next_sync = time.monotonic() + SYNC_SECONDS
                 if report.text.upserted or report.text.deleted:
                     self.generation += 1

@@ -148,7 +148,7 @@ class Describer:
         reference = reference_at(text, offset, language_id, path)
         if reference is None:
             return None
-        return Described(reference, self.hover(self.resolver.resolve(reference)))
+        return Described(reference, self.hover(self._resolve(reference)))
 
     def definition_at(
         self,
@@ -163,7 +163,7 @@ class Describer:
         reference = reference_at(text, offset, language_id, path)
         if reference is None:
             return None
-        resolution = self.resolver.resolve(reference)
+        resolution = self._resolve(reference)
         if not resolution.resolved:
             return None
         target = resolution.note
@@ -186,11 +186,19 @@ class Describer:
             reference = parse_argument(f"@{key}")
         except UnresolvedReference:
             return None
-        resolution = self.resolver.resolve(reference)
+        resolution = self._resolve(reference)
         if resolution.kind != kind:
             return None
         page = self.page(resolution)
         return None if page is None else write_page(pages, page)
+
+    def _resolve(self, reference: Reference) -> Resolution:
+        """The reference resolved; a context's, tag's or domain's claims are left to
+        ``_group`` (an entity's few are loaded)."""
+        resolution = self.resolver.resolve(reference, members=False)
+        if resolution.kind == "entity":
+            return self.resolver.resolve(reference)
+        return resolution
 
     def hover(self, resolution: Resolution) -> str:
         """Compact Markdown for an editor popup."""
@@ -201,12 +209,12 @@ class Describer:
         if resolution.kind == "claim":
             return self._claim_hover(resolution.claims[0])
         if resolution.context is not None:
-            return self._context_hover(resolution.context, resolution.claims)
+            return self._context_hover(resolution.context, self._group(resolution, HOVER_CLAIMS))
         if resolution.entity is not None:
-            return self._entity_hover(resolution.entity, resolution.claims)
+            return self._entity_hover(resolution.entity, _Group.of(resolution.claims))
         if resolution.tag is not None:
-            return self._tag_hover(resolution.tag, resolution.claims)
-        return self._domain_hover(resolution.id or "", resolution.claims)
+            return self._tag_hover(resolution.tag, self._group(resolution, HOVER_CLAIMS))
+        return self._domain_hover(resolution.id or "", self._group(resolution, HOVER_CLAIMS))
 
     def page(self, resolution: Resolution) -> Page | None:
         """The full page of a resolved claim, context, entity, tag or domain; None otherwise
@@ -218,18 +226,32 @@ class Describer:
             return Page("claim", claim.friendly_id, self._claim_page(claim))
         if resolution.context is not None:
             context = resolution.context
-            text = self._context_page(context, resolution.claims)
+            text = self._context_page(context, self._group(resolution, PAGE_CLAIMS))
             return Page("context", context.friendly_id, text)
         if resolution.entity is not None:
             entity = resolution.entity
             return Page("entity", entity.friendly_id, self._entity_page(entity, resolution.claims))
         if resolution.tag is not None:
             tag = resolution.tag
-            return Page("tag", tag.friendly_id, self._tag_page(tag, resolution.claims))
+            return Page("tag", tag.friendly_id, self._tag_page(tag, self._group(resolution)))
         if resolution.kind == "domain" and resolution.id is not None:
             domain = resolution.id
-            return Page("domain", f"{domain}_domain", self._domain_page(domain, resolution.claims))
+            text = self._domain_page(domain, self._group(resolution))
+            return Page("domain", f"{domain}_domain", text)
         return None
+
+    def _group(self, resolution: Resolution, first: int = PAGE_CLAIMS) -> _Group:
+        """A context's, tag's or domain's claims as a hover or a page shows them: the count
+        and the tokens from the sizes the store keeps, and only the ``first`` claims loaded
+        (the root context of 100k claims loaded 31 000 of them, 0.57 s, and counted their
+        text, 0.3 s)."""
+        kind = resolution.kind or ""
+        key = resolution.id or ""
+        size = self.store.group_size(self.user, kind, key, first)
+        if size.last is None:
+            return _Group(0, 0, ())
+        cost = tokens.listed(size.uncounted, size.line_tokens, size.last.statement)
+        return _Group(size.claims, cost, size.first)
 
     # -- claims -----------------------------------------------------------------------------
 
@@ -333,7 +355,7 @@ class Describer:
     def _children(self, context: Context) -> list[Context]:
         return self.store.child_contexts(self.user, context.friendly_id)
 
-    def _context_hover(self, context: Context, claims: Sequence[Claim]) -> str:
+    def _context_hover(self, context: Context, claims: _Group) -> str:
         parts = [f"**Context @{context.friendly_id}** · {_md(context.name)}"]
         if context.description:
             parts.append(_md(context.description))
@@ -345,7 +367,7 @@ class Describer:
         parts.append(_group_hover(claims, "with sub-contexts"))
         return "\n\n".join(parts)
 
-    def _context_page(self, context: Context, claims: Sequence[Claim]) -> str:
+    def _context_page(self, context: Context, claims: _Group) -> str:
         lines = [f"# Context @{context.friendly_id} · {_md(context.name)}", ""]
         if context.description:
             lines += [_md(context.description), ""]
@@ -357,7 +379,7 @@ class Describer:
             + (f"@{path[-2].friendly_id} ({_md(path[-2].name)})" if len(path) > 1 else "none"),
             "- Sub-contexts: "
             + (", ".join(f"@{c.friendly_id} ({_md(c.name)})" for c in children) or "none"),
-            f"- Claims: {len(claims)}, active and contested, with sub-contexts" + _cost(claims),
+            f"- Claims: {claims.count}, active and contested, with sub-contexts" + _cost(claims),
             f"- Created: {context.created_at}",
             f"- Updated: {context.updated_at}",
         ]
@@ -415,7 +437,7 @@ class Describer:
                 return note
         return None
 
-    def _entity_hover(self, entity: Entity, claims: Sequence[Claim]) -> str:
+    def _entity_hover(self, entity: Entity, claims: _Group) -> str:
         parts = [f"**Entity @{entity.friendly_id}** · {_md(entity.name)} · {_md(entity.type)}"]
         if entity.trashed:
             parts.append("⚠️ **Deleted**: this entity is in the trash")
@@ -432,7 +454,7 @@ class Describer:
         lines += [f"- Type: {_md(entity.type)}", f"- Id: {entity.entity_id}"]
         lines += [f"- {name}: {value}" for name, value in self._fields(entity)]
         lines += [f"- Created: {entity.created_at}", f"- Updated: {entity.updated_at}"]
-        lines += _claims_section(claims)
+        lines += _claims_section(_Group.of(claims))
         referrers = self._referrers(entity)
         if referrers:
             lines += ["", "## Referenced by", ""]
@@ -471,7 +493,7 @@ class Describer:
     def _tag_family(self, tag: Tag) -> list[Tag]:
         return [t for t in self.store.tags(self.user) if t.parent == tag.friendly_id]
 
-    def _tag_hover(self, tag: Tag, claims: Sequence[Claim]) -> str:
+    def _tag_hover(self, tag: Tag, claims: _Group) -> str:
         parts = [f"**Tag @{tag.friendly_id}** · {_md(tag.name)}"]
         tree = [f"parent @{tag.parent}"] if tag.parent else []
         children = self._tag_family(tag)
@@ -482,7 +504,7 @@ class Describer:
         parts.append(_group_hover(claims, "with sub-tags"))
         return "\n\n".join(parts)
 
-    def _tag_page(self, tag: Tag, claims: Sequence[Claim]) -> str:
+    def _tag_page(self, tag: Tag, claims: _Group) -> str:
         children = self._tag_family(tag)
         lines = [
             f"# Tag @{tag.friendly_id} · {_md(tag.name)}",
@@ -490,21 +512,21 @@ class Describer:
             "- Parent: " + (self._named((tag.parent,), self._tag_name) if tag.parent else "none"),
             "- Sub-tags: "
             + (", ".join(f"@{t.friendly_id} ({_md(t.name)})" for t in children) or "none"),
-            f"- Claims: {len(claims)}, active and contested, with sub-tags" + _cost(claims),
+            f"- Claims: {claims.count}, active and contested, with sub-tags" + _cost(claims),
         ]
         return _finish(lines + _claims_section(claims))
 
-    def _domain_hover(self, domain: str, claims: Sequence[Claim]) -> str:
+    def _domain_hover(self, domain: str, claims: _Group) -> str:
         head = f"**Domain @{domain}_domain** · claims whose domains include {_md(domain)}"
         return "\n\n".join([head, _group_hover(claims)])
 
-    def _domain_page(self, domain: str, claims: Sequence[Claim]) -> str:
+    def _domain_page(self, domain: str, claims: _Group) -> str:
         lines = [
             f"# Domain @{domain}_domain",
             "",
             f"Claims whose domains include {_md(domain)}.",
             "",
-            f"- Claims: {len(claims)}, active and contested" + _cost(claims),
+            f"- Claims: {claims.count}, active and contested" + _cost(claims),
         ]
         return _finish(lines + _claims_section(claims))
 
@@ -633,16 +655,30 @@ def _listed(label: str, ids: tuple[str, ...] | None) -> str:
     return f"{label} " + ", ".join(f"@{i}" for i in ids) if ids else ""
 
 
-def _count(claims: Sequence[Claim]) -> str:
-    return f"{len(claims)} claim{'' if len(claims) == 1 else 's'}"
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """The claims of a context, tag, entity or domain as shown: how many, the tokens of
+    their statements joined by newlines, and the first of them (newest first)."""
+
+    count: int
+    tokens: int
+    shown: Sequence[Claim]
+
+    @classmethod
+    def of(cls, claims: Sequence[Claim]) -> _Group:
+        """All of ``claims``, counted here (an entity's: a few)."""
+        cost = tokens.count(chr(10).join(c.statement for c in claims)) if claims else 0
+        return cls(len(claims), cost, claims)
 
 
-def _cost(claims: Sequence[Claim]) -> str:
+def _count(claims: _Group) -> str:
+    return f"{claims.count} claim{'' if claims.count == 1 else 's'}"
+
+
+def _cost(claims: _Group) -> str:
     """`` · N tokens`` for the claims' statements, counted as the context block counts
     them, or nothing when there are none."""
-    if not claims:
-        return ""
-    return f" · {tokens.count(chr(10).join(c.statement for c in claims))} tokens"
+    return f" · {claims.tokens} tokens" if claims.count else ""
 
 
 def _claim_line(claim: Claim, *, ids: bool) -> str:
@@ -652,22 +688,22 @@ def _claim_line(claim: Claim, *, ids: bool) -> str:
     return f"- {who} ({claim.claim_type}{status}) {_md(claim.statement)}"
 
 
-def _group_hover(claims: Sequence[Claim], scope: str = "") -> str:
+def _group_hover(claims: _Group, scope: str = "") -> str:
     """The count, token cost and first few claims of a context, tag, entity or domain."""
-    head = _count(claims) + (f" ({scope})" if scope and claims else "") + _cost(claims)
-    lines = [head] + [_claim_line(c, ids=False) for c in claims[:HOVER_CLAIMS]]
-    if len(claims) > HOVER_CLAIMS:
-        lines.append(f"- … {len(claims) - HOVER_CLAIMS} more")
+    head = _count(claims) + (f" ({scope})" if scope and claims.count else "") + _cost(claims)
+    lines = [head] + [_claim_line(c, ids=False) for c in claims.shown[:HOVER_CLAIMS]]
+    if claims.count > HOVER_CLAIMS:
+        lines.append(f"- … {claims.count - HOVER_CLAIMS} more")
     return "\n".join(lines)
 
 
-def _claims_section(claims: Sequence[Claim]) -> list[str]:
+def _claims_section(claims: _Group) -> list[str]:
     lines = ["", "## Claims", ""]
-    if not claims:
+    if not claims.count:
         return [*lines, "None."]
-    lines += [_claim_line(c, ids=True) for c in claims[:PAGE_CLAIMS]]
-    if len(claims) > PAGE_CLAIMS:
-        lines.append(f"- … {len(claims) - PAGE_CLAIMS} more")
+    lines += [_claim_line(c, ids=True) for c in claims.shown[:PAGE_CLAIMS]]
+    if claims.count > PAGE_CLAIMS:
+        lines.append(f"- … {claims.count - PAGE_CLAIMS} more")
     return lines
 
 

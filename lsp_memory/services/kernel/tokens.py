@@ -7,8 +7,12 @@ encoding is loaded once per process (~0.2 s) and only when a block is first buil
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache, lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from lsp_memory.store.sqlite import Store
 
 TOKENIZER = "o200k_base"
 REMEMBERED_CHARS = 512
@@ -79,3 +83,36 @@ def count(text: str) -> int:
     """``text``'s o200k_base tokens: the one count every figure shows (a completion item's,
     a hover's, the context block's)."""
     return o200k().count(text)
+
+
+def listed(statements: Sequence[str], line_tokens: int, last: str) -> int:
+    """The tokens of a list of statements joined by newlines (what a hover's "N tokens"
+    counts), from ``line_tokens``, the summed counts of each statement followed by a newline
+    (``line_count``), with ``statements``' own counts not stored yet added, and ``last``,
+    the statement that ends the list, counted without its newline."""
+    counter = o200k()
+    total = line_tokens + sum(counter.count(line_text(s)) for s in statements)
+    return total - counter.count(line_text(last)) + counter.count(last)
+
+
+def line_text(statement: str) -> str:
+    """A statement as one line of a list: what a claim's stored ``line_tokens`` counts."""
+    return statement + "\n"
+
+
+def count_claims(store: Store, batch: int = 2_000, limit: int | None = None) -> int:
+    """Count the tokens of the claims that have no count yet (new or edited ones, every
+    claim of a store just migrated) and store them, ``batch`` claims per transaction, at
+    most ``limit`` claims in all. Returns how many were counted."""
+    counter = o200k()
+    done = 0
+    while limit is None or done < limit:
+        size = batch if limit is None else min(batch, limit - done)
+        found = store.uncounted_claims(size)
+        if not found:
+            break
+        store.set_line_tokens([(row, text, counter.count(line_text(text))) for row, text in found])
+        done += len(found)
+        if len(found) < size:
+            break
+    return done

@@ -7,6 +7,7 @@ of one part per record kind, each in its module, all sharing the connection:
 - ``rows``: the shared SQL fragments and row → model converters
 - ``claims``, ``tiers`` (the context block's automatic memories), ``contexts`` (and tags),
   ``entities``: reads, and the few in-place updates
+- ``groups``: the sizes of contexts, tags and domains, kept at write time by triggers
 - ``changes``: the change log the derived indexes follow, and records read by row
 - ``rename``: a new friendly id for any record; ``writer``: batches of new records (imports)
 - ``lifecycle``: consolidation's reads, runs (changes with before/after, undone exactly),
@@ -32,6 +33,7 @@ from lsp_memory.store.sqlite.connection import (
 )
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
+from lsp_memory.store.sqlite.groups import Groups, GroupSize
 from lsp_memory.store.sqlite.lifecycle import (
     ChangedSince,
     ClaimState,
@@ -65,6 +67,7 @@ __all__ = [
     "Episode",
     "EpisodeRef",
     "FieldChange",
+    "GroupSize",
     "LaterRuns",
     "NewItem",
     "ReviewItem",
@@ -80,7 +83,9 @@ __all__ = [
 
 
 # BulkWrites comes before Entities: it is one (its ``keys`` reads the entity types).
-class Store(Claims, TierQueries, Contexts, BulkWrites, Entities, ChangeLog, Renames, Lifecycle):
+class Store(
+    Claims, TierQueries, Contexts, Groups, BulkWrites, Entities, ChangeLog, Renames, Lifecycle
+):
     """An open store. Not shared between threads; open one per thread or process."""
 
 
