@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import logging
 import marshal
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_memory import cachefiles
 from lsp_memory.cachefiles import Distrusted, read_bytes
 from lsp_memory.model import Block, Heading, Note, Position, Reference, RefKind, Span
 
@@ -214,14 +213,6 @@ class SavedScan:
         rows = [_encode(note) for note in notes.values()]
         try:
             data = marshal.dumps((self._header, time.time_ns(), rows))
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".scan-", dir=self.path.parent)
-            try:
-                with os.fdopen(handle, "wb") as file:
-                    file.write(data)
-                Path(temporary).replace(self.path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            cachefiles.write_bytes(self.path, data)
         except (OSError, ValueError) as error:
             log.warning("cannot save the scan of %s in %s: %s", self._root, self.path, error)
