@@ -132,6 +132,7 @@ def _print_startup(s: dict[str, Any]) -> None:
         f"  spawn → initialize reply             {i['median_ms']:9.0f} {i['max_ms']:7.0f} "
         f"{i['over_target']:5}   ≤ {TARGET_INITIALIZE_MS:g} ms {_mark(i['met'])}"
     )
+    print(f"    (the first process, no kept reply: {s['initialize_without_kept_reply_ms']:.0f} ms)")
     for trigger, row in s["first_completion"].items():
         print(
             f"  spawn → first completion {trigger:3} items {row['median_ms']:9.0f} "

@@ -62,7 +62,7 @@ from lsp_memory.services.retrieval.documents import embed_text, note_doc
 TARGET_COMPLETION_P99_MS = 15.0
 TARGET_HOVER_P99_MS = 10.0
 TARGET_DIAGNOSTICS_MS = 50.0
-TARGET_INITIALIZE_MS = 500.0
+TARGET_INITIALIZE_MS = 400.0  # issue 24
 TARGET_FIRST_COMPLETION_MS = 1000.0
 TARGET_RSS_MB = 400.0  # 10^6 bytes, as in the search benchmark
 
@@ -457,6 +457,9 @@ def startup(bench: Bench, spawns: int) -> dict[str, Any]:
     """Process start → initialize reply, and → the first completion with items, per trigger,
     each in a fresh process on the existing index."""
     prepared, work, rng = bench.prepared, bench.work, bench.rng
+    # The first process meets no kept initialize reply (see lsp/early.py), the rest do.
+    kept = Path(prepared.env()["XDG_CACHE_HOME"]) / "lsp-memory" / "initialize"
+    shutil.rmtree(kept, ignore_errors=True)
     rows: list[dict[str, Any]] = []
     for index in range(spawns * len(TRIGGERS)):
         trigger = TRIGGERS[index % len(TRIGGERS)]
@@ -493,9 +496,10 @@ def startup(bench: Bench, spawns: int) -> dict[str, Any]:
             )
         finally:
             client.kill()  # mid-sync: the index writer's lock goes with the process
-    initialize = [r["initialize_ms"] / 1000 for r in rows]
+    initialize = [r["initialize_ms"] / 1000 for r in rows[1:]] or [rows[0]["initialize_ms"] / 1000]
     result: dict[str, Any] = {
         "spawns": len(rows),
+        "initialize_without_kept_reply_ms": rows[0]["initialize_ms"],
         "initialize": {
             **latency_ms(initialize),
             "median_ms": statistics.median(initialize) * 1000,

@@ -1,5 +1,5 @@
 """``python -m lsp_memory`` runs the command line."""
 
-from lsp_memory.cli import main
+from lsp_memory.launch import main
 
 raise SystemExit(main())

@@ -15,9 +15,10 @@ import errno
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
-__all__ = ["Distrusted", "check", "read_bytes", "remove", "replace_distrusted"]
+__all__ = ["Distrusted", "check", "read_bytes", "remove", "replace_distrusted", "write_bytes"]
 
 
 class Distrusted(Exception):
@@ -95,3 +96,18 @@ def replace_distrusted(*paths: Path) -> str | None:
             reason = reason or str(error)
             remove(path)
     return reason
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to the cache file at ``path`` atomically (a new file renamed over the
+    old, so a reader sees one or the other), readable by this user only; ``OSError`` when it
+    cannot."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        Path(temporary).replace(path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

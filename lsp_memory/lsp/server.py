@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_memory import __version__
 from lsp_memory.config import Config
-from lsp_memory.lsp import dispatch, internals
+from lsp_memory.lsp import dispatch, early, internals
 from lsp_memory.lsp.documents import Readable
 from lsp_memory.lsp.features import (
     code_lens,
@@ -132,8 +132,14 @@ class MemoryServer(LanguageServer):
         """Serve over stdio until the client exits or the stream ends. A broken message
         header (see ``framing``) stops the server: one line on stderr, exit code 1."""
         stop = internals.stop_event(self)
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        source = stdin or sys.stdin.buffer
+        writer: Any = StdoutWriter(stdout or sys.stdout.buffer)
+        if stdin is None and (handshake := early.taken()) is not None:
+            # ``initialize`` was read (and perhaps answered) before the imports: see early.
+            source = early.Replay(handshake.prefix, source)
+            writer = early.Filtered(writer, handshake)
+        reader = StdinAsyncReader(source, self.thread_pool)
+        self.protocol.set_writer(writer)
         broken = None
         try:
             broken = asyncio.run(

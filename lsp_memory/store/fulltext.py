@@ -189,14 +189,18 @@ class FullTextIndex:
             raise RuntimeError("this index is open read-only; another process writes it")
         return self._writer
 
-    def upsert(self, docs: Iterable[TextDoc]) -> int:
-        """Replace (or add) each document; visible after ``commit``. Returns the count."""
+    def upsert(self, docs: Iterable[TextDoc], *, fresh: bool = False) -> int:
+        """Replace (or add) each document; visible after ``commit``. Returns the count.
+        ``fresh``: the index was emptied since the last commit and holds none of ``docs``
+        (a full build), so none is looked for to be replaced."""
         from tantivy import Document
 
         writer = self._need_writer()
         count = 0
         for doc in docs:
-            writer.delete_documents_by_term("id", doc.id)
+            if not fresh:
+                writer.delete_documents_by_term("id", doc.id)
+            # Many-valued fields given as lists: one call, not one per word.
             record = Document(
                 id=doc.id,
                 kind=doc.kind,
@@ -211,11 +215,9 @@ class FullTextIndex:
                 version=doc.version,
                 confidence=float(doc.confidence),
                 updated=int(doc.updated),
+                keys=list(doc.keys),
+                prefix=_prefix_words(doc),
             )
-            for key in doc.keys:
-                record.add_text("keys", key)
-            for word in _prefix_words(doc):
-                record.add_text("prefix", word)
             writer.add_document(record)
             count += 1
         return count

@@ -89,7 +89,7 @@ class Indexer:
             for kind in ("context", "entity", "claim", "episode"):
                 rows = self.store.rows(kind)
                 for done, chunk in enumerate(_chunks(rows)):
-                    self._write(kind, chunk, report)
+                    self._write(kind, chunk, report, fresh=True)
                     if progress is not None:
                         progress(kind, min((done + 1) * _CHUNK, len(rows)), len(rows))
         else:
@@ -121,7 +121,7 @@ class Indexer:
                 seen = changes[-1].seq
             head = max(head, seen)
         note_docs = [note_doc(note) for note in notes]
-        report.upserted += self.text.upsert(note_docs)
+        report.upserted += self.text.upsert(note_docs, fresh=full)
         report.docs += note_docs
         gone = [doc_id("note", key) for key in removed]
         self.text.delete(gone)
@@ -155,7 +155,9 @@ class Indexer:
             rows.update(self.store.neighbour_rows(chunk))
         return rows
 
-    def _write(self, kind: str, rows: Sequence[int], report: SyncReport) -> None:
+    def _write(
+        self, kind: str, rows: Sequence[int], report: SyncReport, *, fresh: bool = False
+    ) -> None:
         docs: list[TextDoc]
         if kind == "claim":
             claims = self.store.claims_by_rows(rows)
@@ -176,5 +178,5 @@ class Indexer:
             ]
         else:
             docs = [entity_doc(e) for e in self.store.entities_by_rows(rows)]
-        report.upserted += self.text.upsert(docs)
+        report.upserted += self.text.upsert(docs, fresh=fresh)
         report.docs += docs
