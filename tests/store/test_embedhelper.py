@@ -109,6 +109,25 @@ def test_a_helper_in_use_is_not_stopped_for_idleness() -> None:
         embedder.close()
 
 
+def test_a_query_is_answered_while_a_long_batch_is_embedded(remote: RemoteEmbedder) -> None:
+    """The helper answers requests side by side, as the model did in the server's process:
+    a search's query does not wait behind the indexing thread's batch of notes."""
+    remote.embed(["warm up"])
+    done: list[float] = []
+
+    def long_request() -> None:
+        remote.embed(["a long passage about many things " * 40] * 100)
+        done.append(time.monotonic())
+
+    worker = threading.Thread(target=long_request)
+    worker.start()
+    time.sleep(0.3)  # the batch is under way
+    assert remote.embed(["a dog"]).shape == (1, remote.dim)
+    answered = time.monotonic()
+    worker.join(120)
+    assert done and answered < done[0], "the query waited for the batch"
+
+
 def test_a_helper_killed_mid_request_fails_it_with_one_line_and_the_next_works(
     remote: RemoteEmbedder,
 ) -> None:
