@@ -4,17 +4,15 @@ onnxruntime is mapped into the helper only, never into the server; with
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from tests.client.conftest import SERVER, ready
+from tests.client.test_relevance_floor import embedded, search
 
 ONNX = "libonnxruntime"
 
@@ -51,18 +49,9 @@ def the_server() -> int:
 
 async def semantic_hit(client: LanguageClient) -> None:
     """Wait until a search by meaning finds the claim (the vectors are in)."""
-    for _ in range(600):
-        hits = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(
-                command="lspMemory.search",
-                arguments=["Which database does Leaf use?", "claim", 3],
-            )
-        )
-        if hits and hits[0]["similarity"] > 0:
-            assert hits[0]["title"] == "The Leaf service uses PostgreSQL 16"
-            return
-        await asyncio.sleep(0.1)
-    pytest.fail("the server never searched with vectors")
+    await embedded(client)
+    hits = await search(client, "Which database does Leaf use?")
+    assert hits[0]["title"] == "The Leaf service uses PostgreSQL 16"
 
 
 @pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]

@@ -50,6 +50,18 @@ def gone(pid: int, seconds: float = 10.0) -> bool:
     return True
 
 
+def python(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a Python process of its own, with this checkout on its path."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+
+
 def test_the_helpers_vectors_are_the_in_process_ones(remote: RemoteEmbedder) -> None:
     local = Embedder.load()
     assert (remote.model_id, remote.dim) == (local.model_id, local.dim)
@@ -71,14 +83,8 @@ def test_the_model_is_not_loaded_in_the_parent() -> None:
         "print(r.model_id, r.dim, 'onnxruntime' in sys.modules, 'tokenizers' in sys.modules)\n"
         "r.close()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
+    done = python(script)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [Embedder.load().model_id, "384", "False", "False"]
 
 
@@ -184,15 +190,7 @@ def test_a_parent_that_ends_leaves_no_helper(how: str) -> None:
         "print(r.pid, flush=True)\n"
         + ("os._exit(0)\n" if how == "exits" else "os.kill(os.getpid(), signal.SIGKILL)\n")
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    helper = int(done.stdout.split()[0])
+    helper = int(python(script).stdout.split()[0])
     assert gone(helper), "the helper outlived its parent"
 
 
