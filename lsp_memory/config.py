@@ -162,8 +162,11 @@ class Config:
     episode_tokens: int = 200
     fact_tokens: int = 200
     tool_tokens: int = 400
-    # How long the servers' embedding helper process (``store.embedhelper``) stays up with
-    # nothing to embed, in seconds; 0 embeds in the server's own process instead.
+    # How long the language server's embedding helper process (``store.embedhelper``) stays
+    # up with nothing to embed, in seconds; 0 embeds in the server's own process instead.
+    # 90: a start costs ~1 s of waiting and the helper ~250 MiB while up; edits and searches
+    # come seconds to a minute apart while someone works, so it stays up through those pauses
+    # and gives the memory back a minute and a half after the last.
     embed_idle_seconds: float = 90.0
     source: Path | None = None  # the config file read, if any
 
