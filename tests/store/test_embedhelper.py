@@ -115,6 +115,14 @@ def test_a_helper_in_use_is_not_stopped_for_idleness() -> None:
         embedder.close()
 
 
+def test_the_helper_runs_with_one_malloc_arena(remote: RemoteEmbedder) -> None:
+    """Its memory while embedding: one glibc arena, unless the environment says otherwise."""
+    remote.embed(["a dog"])
+    environ = Path(f"/proc/{remote.pid}/environ").read_bytes().split(b"\0")
+    expected = os.environ.get("MALLOC_ARENA_MAX", "1")
+    assert f"MALLOC_ARENA_MAX={expected}".encode() in environ
+
+
 def test_a_query_is_answered_while_a_long_batch_is_embedded(remote: RemoteEmbedder) -> None:
     """The helper answers requests side by side, as the model did in the server's process:
     a search's query does not wait behind the indexing thread's batch of notes."""
