@@ -353,8 +353,9 @@ def helper_command(model: Path | None, threads: int) -> list[str]:
 MALLOC_ARENAS = "1"
 """glibc's malloc arenas in the helper (unless the environment sets ``MALLOC_ARENA_MAX``):
 onnxruntime without its own arena allocates every tensor with malloc, and each embedding
-thread's arena kept its freed memory. One arena: VmHWM 353 MiB instead of 524–573 MiB over
-batches of 64 notes beside a query every 50 ms (docs/benchmarks.md), no slower."""
+thread's arena kept its freed memory. Three batches of 64 notes beside a query every 50 ms:
+VmHWM 353 MiB with one arena, 423 with two, 438 with glibc's default (524–573 after eight
+batches), and no slower (docs/benchmarks.md)."""
 
 
 def _helper_env() -> dict[str, str]:
