@@ -130,7 +130,7 @@ def test_a_query_is_answered_while_a_long_batch_is_embedded(remote: RemoteEmbedd
     done: list[float] = []
 
     def long_request() -> None:
-        remote.embed(["a long passage about many things " * 40] * 100)
+        remote.embed(["a long passage about many things " * 40] * 200)
         done.append(time.monotonic())
 
     worker = threading.Thread(target=long_request)
@@ -152,7 +152,7 @@ def test_a_helper_killed_mid_request_fails_it_with_one_line_and_the_next_works(
 
     def long_request() -> None:
         try:
-            remote.embed(["a long passage about many things " * 40] * 200)
+            remote.embed(["a long passage about many things " * 40] * 1000)
         except HelperError as error:
             failed.append(error)
 
