@@ -211,7 +211,10 @@ class Client:
 
     # -- life cycle ---------------------------------------------------------------------------
 
-    def initialize(self, vault: Path, capabilities: dict[str, Any]) -> Reply:
+    def initialize(
+        self, vault: Path, capabilities: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> Reply:
+        """``initialize`` (with ``options`` as ``initializationOptions``), then ``initialized``."""
         params = {
             "processId": os.getpid(),
             "clientInfo": {"name": "lsp-memory benchmark", "version": "1"},
@@ -219,6 +222,8 @@ class Client:
             "workspaceFolders": [{"uri": vault.as_uri(), "name": vault.name}],
             "capabilities": capabilities,
         }
+        if options is not None:
+            params["initializationOptions"] = options
         reply = self.request("initialize", params)
         self.notify("initialized", {})
         return reply

@@ -14,13 +14,15 @@ The parts, each a module of this package:
 - ``server_ripgrep``: obsidian.nvim's ripgrep search for ``[[``.
 - ``server_probe``: the cycle collector and the background thread.
 - ``server_concurrent``: completion and hover while a slow request runs.
+- ``server_helper``: memory of the server and its embedding helper, search by meaning warm
+  and after the helper's idle stop.
 - ``server_report``: the table or the JSON object.
 
 Percentiles are ``benchmarks.common.percentile``'s.
 
 The suites run in this order: ``startup``, ``main`` (latency, diagnostics, memory), ``rg``,
-``embedding``, ``probe``, ``concurrent``. ``--skip`` leaves some out; ``--only`` runs just
-those named (``rg`` and ``embedding`` compare with ``main``'s cases, so they need it).
+``embedding``, ``probe``, ``concurrent``, ``helper``. ``--skip`` leaves some out; ``--only``
+runs just those named (``rg`` and ``embedding`` compare with ``main``'s cases, so they need it).
 
 Results are printed as a table (each figure beside its target) or as one JSON object.
 """
@@ -41,6 +43,7 @@ from benchmarks.common import arguments, emit, latency_ms, start_report, workspa
 from benchmarks.lspclient import vs_code_capabilities
 from benchmarks.server_concurrent import concurrent
 from benchmarks.server_corpus import Prepared, prepare_in
+from benchmarks.server_helper import helper_suite
 from benchmarks.server_inputs import WARMUP, make_inputs
 from benchmarks.server_probe import probe
 from benchmarks.server_report import print_table, strip_samples
@@ -55,7 +58,7 @@ from benchmarks.server_suites import (
     while_embedding,
 )
 
-SUITES = ("startup", "main", "rg", "embedding", "probe", "concurrent")
+SUITES = ("startup", "main", "rg", "embedding", "probe", "concurrent", "helper")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,6 +140,8 @@ def run(
         report["probe"] = probe(bench, min(args.samples, SIDE_PASS_SAMPLES))
     if "concurrent" in suites:
         report["concurrent"] = concurrent(bench, args.samples)
+    if "helper" in suites:
+        report["helper"] = helper_suite(bench, min(args.samples, SIDE_PASS_SAMPLES))
     return report
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from benchmarks.common import print_head, print_memory_steps
 from benchmarks.server_concurrent import WAYS
 from benchmarks.server_corpus import CONTEXTS, ENTITIES, TAGS
+from benchmarks.server_helper import print_helper
 from benchmarks.server_probe import GC_SLOW_MS
 from benchmarks.server_suites import (
     TARGET_COMPLETION_P99_MS,
@@ -86,6 +87,11 @@ def print_table(report: dict[str, Any]) -> None:
             f"\nWhile the background thread embeds ({e['pending_before']} → "
             f"{e['pending_after']} notes pending, server CPU {e['server_cpu_share']:.0%} of a core)"
         )
+        if "peak_vmrss_mib" in e:
+            print(
+                f"  peak VmRSS of server + embedding helper meanwhile: "
+                f"{e['peak_vmrss_mib']:.0f} MiB (helper alone {e['helper_peak_vmrss_mib']:.0f})"
+            )
         for row in e["cases"].values():
             idle = row["idle_same_inputs"]
             print(
@@ -122,6 +128,9 @@ def print_table(report: dict[str, Any]) -> None:
     c = report.get("concurrent")
     if c:
         _print_concurrent(c)
+    h = report.get("helper")
+    if h:
+        print_helper(h)
     print(f"\ntotal {report['total_s']:.0f} s; load average at end {report['load_average_at_end']}")
 
 
@@ -177,6 +186,13 @@ def _print_main(m: dict[str, Any]) -> None:
         f"   ≤ {TARGET_RSS_MB:g} MB {_mark(mem['met'])}"
     )
     print_memory_steps(mem["steps"], 20)
+    both = mem.get("with_helper")
+    if both is not None:
+        helper = (both["helper"] or {}).get("vmrss_mib", 0.0)
+        print(
+            f"  with the embedding helper: VmRSS {both['total_vmrss_mib']:.0f} MiB "
+            f"(helper {helper:.0f}), VmHWM sum {both['total_vmhwm_mib']:.0f} MiB"
+        )
 
 
 def _print_concurrent(c: dict[str, Any]) -> None:

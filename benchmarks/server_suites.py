@@ -13,9 +13,11 @@ through the client of ``lspclient.py``.
   unresolved, ``[[links]]`` good and broken): ``didOpen`` → ``publishDiagnostics`` and
   ``didSave`` → ``publishDiagnostics`` (checked without debounce), and ``didChange`` →
   ``publishDiagnostics`` (debounced).
-- **Memory**: VmRSS and VmHWM of that server after the runs (``/proc/<pid>/status``).
+- **Memory**: VmRSS and VmHWM of that server after the runs (``/proc/<pid>/status``), and
+  with its embedding helper's (``server_memory.family``).
 - **While embedding**: a few cases again on a server whose 10 000 notes wait to be
-  embedded (a cache without vectors), while its background thread embeds them.
+  embedded (a cache without vectors), while its background thread embeds them; the largest
+  VmRSS of the server and its embedding helper together, sampled meanwhile.
 
 Also the server's process figures (memory, CPU time) and the waits for its first index sync
 and for its background thread to go idle, which the other suites share.
@@ -52,6 +54,7 @@ from benchmarks.server_inputs import (
     prompt_lines,
     typed,
 )
+from benchmarks.server_memory import MemorySampler, family
 from lsp_memory.app import App
 from lsp_memory.config import Config
 from lsp_memory.model import doc_id
@@ -551,6 +554,7 @@ def main_server(bench: Bench, samples: int) -> dict[str, Any]:
         checks = diagnostics_suite(client, bench, samples)
         diagnostics_s = time.perf_counter() - began
         memory["after_diagnostics"] = proc_status(client.pid)
+        with_helper = family(client.pid)
         cpu = cpu_seconds(client.pid)
     finally:
         client.close()
@@ -573,6 +577,7 @@ def main_server(bench: Bench, samples: int) -> dict[str, Any]:
             "vmhwm_mb": hwm_mb,
             "target_mb": TARGET_RSS_MB,
             "met": max(rss_mb, hwm_mb) <= TARGET_RSS_MB,
+            "with_helper": with_helper,
         },
     }
 
@@ -618,12 +623,16 @@ def while_embedding(bench: Bench, samples: int) -> dict[str, Any]:
         before = _pending(target / "queue.sqlite3")
         cpu = cpu_seconds(client.pid)
         began = time.perf_counter()
-        cases = latency_suite(client, bench, samples, selection=DRAIN_CASES, large_document=False)
-        checks = diagnostics_suite(client, bench, SIDE_PASS_CHECKS, debounced=0)
+        with MemorySampler(client.pid) as sampler:
+            cases = latency_suite(
+                client, bench, samples, selection=DRAIN_CASES, large_document=False
+            )
+            checks = diagnostics_suite(client, bench, SIDE_PASS_CHECKS, debounced=0)
         took = time.perf_counter() - began
         share = (cpu_seconds(client.pid) - cpu) / took
         after = _pending(target / "queue.sqlite3")
         memory = proc_status(client.pid)
+        with_helper = family(client.pid)
     finally:
         client.kill()
         shutil.rmtree(cache_home, ignore_errors=True)
@@ -637,6 +646,9 @@ def while_embedding(bench: Bench, samples: int) -> dict[str, Any]:
         "seconds": took,
         "cases": cases,
         "memory": memory,
+        "with_helper": with_helper,
+        "peak_vmrss_mib": sampler.peak_mib,
+        "helper_peak_vmrss_mib": sampler.helper_peak_mib,
     }
 
 

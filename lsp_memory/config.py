@@ -162,6 +162,12 @@ class Config:
     episode_tokens: int = 200
     fact_tokens: int = 200
     tool_tokens: int = 400
+    # How long the language server's embedding helper process (``store.embedhelper``) stays
+    # up with nothing to embed, in seconds; 0 embeds in the server's own process instead.
+    # 90: a start costs ~1 s of waiting and the helper ~250 MiB while up; edits and searches
+    # come seconds to a minute apart while someone works, so it stays up through those pauses
+    # and gives the memory back a minute and a half after the last.
+    embed_idle_seconds: float = 90.0
     source: Path | None = None  # the config file read, if any
 
 
@@ -273,6 +279,15 @@ def _bytes(value: object, _base: Path) -> int:
 def _seconds(value: object, _base: Path) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise TypeError("expected a positive number of seconds")
+    return float(value)
+
+
+def _idle(value: object, _base: Path) -> float:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
+        raise TypeError("expected a number of seconds, 0 or more (0: no helper process)")
     return float(value)
 
 
@@ -451,6 +466,7 @@ _PARSERS = {
     "episode_tokens": _budget,
     "fact_tokens": _budget,
     "tool_tokens": _budget,
+    "embed_idle_seconds": _idle,
 }
 
 

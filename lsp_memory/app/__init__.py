@@ -7,9 +7,9 @@ are wired; the command line and the language server ask it for what they need.
 - ``App.snapshot()`` is a request's read view and builds the services over it.
 
 With ``background`` (the language server) a background thread owns the vaults and the
-vector side: it scans the vaults and loads the embedding model, and requests only read what
-it has published. Without it (the command line) the first read scans the vaults and the
-first search loads the model.
+vector side: it scans the vaults and starts the embedding helper (the model runs in a process
+of its own, stopped when idle), and requests only read what it has published. Without it (the
+command line) the first read scans the vaults and the first search loads the model.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from lsp_memory.services.retrieval.search import HybridSearch, search_records
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
-from lsp_memory.store.vectors import Embedder, VectorCache
+from lsp_memory.store.vectors import Embedder, TextEmbedder, VectorCache
 
 __all__ = ["App", "IndexReport", "Snapshot"]
 
@@ -147,7 +147,7 @@ class App:
         from lsp_memory.store.vectors import ModelError
 
         try:
-            embedder = Embedder.load(self.config.model)
+            embedder = self._embedder()
         except ModelError as error:
             self.warnings.append(f"{error}; searching by text only")
             return None
@@ -170,6 +170,17 @@ class App:
             )
             return None
         return side
+
+    def _embedder(self) -> TextEmbedder:
+        """The embedding model: in a helper process for the language server (the model
+        leaves its memory when idle: ``store.embedhelper``), unless ``embed_idle_seconds`` is
+        0; in this process for the command line, where a spawn would cost more than it saves."""
+        idle = self.config.embed_idle_seconds
+        if self.background and idle > 0:
+            from lsp_memory.store.embedhelper import RemoteEmbedder
+
+            return RemoteEmbedder.start(self.config.model, idle_seconds=idle)
+        return Embedder.load(self.config.model)
 
     @property
     def loaded_vectors(self) -> VectorSide | None:
@@ -378,6 +389,10 @@ class App:
         )
 
     def close(self) -> None:
+        side = self.loaded_vectors
+        stop = getattr(side.embedder, "close", None) if side is not None else None
+        if stop is not None:  # the embedding helper, if any, goes with the App
+            stop()
         if "text_index" in self.__dict__:
             try:
                 self.text_index.close()

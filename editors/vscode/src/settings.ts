@@ -38,6 +38,7 @@ export const SERVER_KEYS = [
   "extractorCommand",
   "extractorTimeoutS",
   "minSimilarity",
+  "embedIdleSeconds",
 ] as const;
 
 /** Settings renamed to camelCase in 0.2.0, old name → new name. VS Code does not move a
