@@ -364,6 +364,14 @@ class Session:
             self._edits[path] = text
         self.poke()
 
+    def query_expected(self) -> None:
+        """The user is editing: a query may follow (a context block, a search), so have the
+        embedding helper started if it stopped when idle (see ``store.embedhelper``)."""
+        side = self.app.loaded_vectors
+        warm = getattr(side.embedder, "warm", None) if side is not None else None
+        if warm is not None:
+            warm()
+
     def files_watched(self) -> None:
         """The editor now reports changes to Markdown files in its workspace folders: when
         every vault is inside one, rescan unasked only every ``WATCHED_RESCAN_SECONDS``."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import struct
@@ -47,6 +48,7 @@ import numpy as np
 from lsp_memory.store.vectors import Embedder, FloatMatrix, ModelError
 
 HELLO, ROWS, FAILED = 0, 1, 2
+log = logging.getLogger(__name__)
 _LENGTH = struct.Struct("<I")
 _REQUEST = struct.Struct("<QII")
 _ANSWER = struct.Struct("<QB")
@@ -477,6 +479,23 @@ class RemoteEmbedder:
                         self._helper = None
                 return
         helper.stop()
+
+    def warm(self) -> None:
+        """Start the helper in the background if it is not running, so that a query about
+        to come (the user is typing) does not wait for its start; never blocks, never
+        raises (a helper that cannot start says so at the query)."""
+        if self._closed or self.pid is not None or not self._lock.acquire(blocking=False):
+            return  # running, or another thread is starting or using it
+
+        def start() -> None:
+            try:
+                self._running()
+            except ModelError as error:
+                log.info("the embedding helper did not start ahead: %s", error)
+            finally:
+                self._lock.release()
+
+        threading.Thread(target=start, name="embed-helper-warm", daemon=True).start()
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> FloatMatrix:
         """Unit vectors of ``texts``, computed by the helper; ``HelperError`` (one line) when

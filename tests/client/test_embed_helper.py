@@ -4,11 +4,13 @@ onnxruntime is mapped into the helper only, never into the server; with
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest_lsp
+from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from tests.client.conftest import SERVER, ready
@@ -84,3 +86,42 @@ async def test_embed_idle_seconds_0_keeps_the_model_in_the_server(inside: Langua
     server = the_server()
     assert mapped(server, ONNX)
     assert not [p for p in children(server) if "embedhelper" in command_line(p)]
+
+
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
+async def brief(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    options = {"embedIdleSeconds": 1}
+    await ready(lsp_client, client_capabilities("visual-studio-code"), options)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def helpers_of(server: int) -> list[int]:
+    return [p for p in children(server) if "lsp_memory.store.embedhelper" in command_line(p)]
+
+
+async def until(check: Callable[[], bool]) -> bool:
+    for _ in range(200):
+        if check():
+            return True
+        await asyncio.sleep(0.05)
+    return check()
+
+
+async def test_an_edit_starts_the_helper_that_stopped_when_idle(brief: LanguageClient) -> None:
+    await semantic_hit(brief)
+    server = the_server()
+    assert await until(lambda: not helpers_of(server))  # idle for 1 s: stopped
+    uri = "untitled:Prompt-1"
+    document = types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text="")
+    brief.text_document_did_open(types.DidOpenTextDocumentParams(text_document=document))
+    await asyncio.sleep(0.5)
+    assert not helpers_of(server)  # opening is not editing
+    change = types.TextDocumentContentChangeWholeDocument(text="Which database")
+    brief.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[change],
+        )
+    )
+    assert await until(lambda: bool(helpers_of(server)))  # started before any query

@@ -321,6 +321,8 @@ def register(server: MemoryServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MemoryServer, params: types.DidChangeTextDocumentParams) -> None:
         schedule(ls, params.text_document.uri, DEBOUNCE_SECONDS)
+        if ls.session is not None:
+            ls.session.query_expected()
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MemoryServer, params: types.DidSaveTextDocumentParams) -> None:
