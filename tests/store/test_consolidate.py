@@ -370,3 +370,60 @@ def test_only_what_retrieval_sees_goes_back_to_the_indexes(app: App) -> None:
         for s in app.store.claim_states(USER, [claim(app, n).claim_id for n in (1, 2, 3)])
     }
     assert logged == {rows[2], rows[3]}
+
+
+def test_a_claim_changed_since_the_last_run_is_compared_again(app: App) -> None:
+    """A run compares only claims new or changed since the last one; a claim restored since
+    (an old row, a new ``updated_at``) is changed, so its negation and its slot's other value
+    are found, though nothing else changed."""
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    add(app, "I work as a backend developer", "identity")
+    add(app, "I work in frontend now", "identity", created_at=DAY10)
+    for number in (2, 4):
+        app.records().retract(claim(app, number))
+    assert app.consolidation().run(DAY10).contradictions == 0
+    assert app.consolidation().run(DAY10).changes == []
+    for number in (2, 4):
+        app.records().restore(claim(app, number))
+    report = app.consolidation().run(DAY10)
+    assert report.contradictions == 2
+    assert {tuple(item["claims"]) for item in report.review} == {("#2", "#1"), ("#4", "#3")}
+
+
+def test_a_run_that_changes_nothing_writes_nothing_and_gathers_no_vector(
+    app: App, tmp_path: Path
+) -> None:
+    """Run again at the same time with nothing new, a run records itself and nothing else:
+    no claim, review item or index change; and with no claim to compare it reads no vector
+    (here the vector cache is emptied first: gathering them would embed every claim
+    again)."""
+    add(app, "I like dark roast coffee", "preference")
+    add(app, "I really love dark roast coffee", "preference", confidence=0.8)
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    add(app, "I once tried skydiving", "identity", confidence=0.31, derived_from=["ep-1"])
+    first = app.consolidation().run(DAY10)
+    assert first.changes and first.review
+    table, logged, items = claims_table(app), app.store.last_change(), app.review().items()
+    with sqlite3.connect(tmp_path / "cache" / "vectors.sqlite3") as cache:
+        cache.execute("DELETE FROM vectors")
+    again = app.consolidation().run(DAY10)
+    assert (again.changes, again.review, again.run_id) == ([], [], 2)
+    assert claims_table(app) == table
+    assert app.store.last_change() == logged
+    assert app.review().items() == items
+    with sqlite3.connect(tmp_path / "cache" / "vectors.sqlite3") as cache:
+        assert cache.execute("SELECT count(*) FROM vectors").fetchone() == (0,)
+
+
+def test_review_items_of_one_run(app: App) -> None:
+    add(app, "I live in Lyon", "identity")
+    add(app, "I no longer live in Lyon", "identity")
+    app.consolidation().run(DAY1)
+    add(app, "I am a vegetarian", "identity")
+    add(app, "I am not a vegetarian", "identity")
+    assert app.consolidation().run(DAY1).run_id == 2
+    assert [i.number for i in app.store.review_items(USER, status=None, run=2)] == [2]
+    assert [i.number for i in app.store.review_items(USER, run=1)] == [1]
+    assert app.store.review_items(USER, run=3) == []

@@ -37,6 +37,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory import ids
@@ -132,7 +133,7 @@ class Consolidation:
         episode_mark, claim_mark = store.last_rows()  # before reading: nothing slips by
         states = store.claim_states(user)
         last = store.last_run(user)
-        plan = _Plan(states, now, self._vectors_of(states), self.vectors)
+        plan = _Plan(states, now, lambda: self._vectors_of(states), self.vectors)
         if self.vectors is None:
             plan.warnings.append(
                 "no embedding model: evidence, negations and merges need one; only decay, "
@@ -151,11 +152,7 @@ class Consolidation:
         plan.merges(pairs, seen)
         plan.deprecate()
         plan.settle()
-        withdraw = [
-            item.number
-            for item in store.review_items(user)
-            if store.claim_statuses(user, item.state) != item.state
-        ]
+        withdraw = _withdrawn(store, user)
         report = Report(None, now, dry_run, warnings=plan.warnings)
         number_of = {s.row: s.number for s in states}
         report.changes = [
@@ -210,9 +207,10 @@ class Consolidation:
                 "another consolidation of this memory ran meanwhile (another process or the "
                 "language server); nothing was written: run it again"
             ) from None
-        raised = [i for i in store.review_items(user, status=None) if i.run == report.run_id]
-        for entry, item in zip(report.review, raised, strict=True):
-            entry["id"] = item.number
+        if plan.items:
+            raised = store.review_items(user, status=None, run=report.run_id)
+            for entry, item in zip(report.review, raised, strict=True):
+                entry["id"] = item.number
         return report
 
     def due(self, every: float) -> bool:
@@ -280,13 +278,16 @@ class _Plan:
         self,
         states: list[ClaimState],
         now: str,
-        matrix: npt.NDArray[np.float32] | None,
+        matrix: Callable[[], npt.NDArray[np.float32] | None],
         vectors: VectorSide | None,
     ) -> None:
+        """``matrix``: the claims' unit vectors row by row (None without a model), asked for
+        only when a step has something to compare: a run with no new episode and no claim
+        changed since the last one never gathers 100k vectors."""
         self.states = states
         self.now = now
         self.moment = ids.moment_of(now)
-        self.matrix = matrix
+        self._matrix = matrix
         self.vectors = vectors
         self.changes: list[FieldChange] = []
         self.items: list[NewItem] = []
@@ -295,6 +296,10 @@ class _Plan:
         self.touched: set[int] = set()  # indexes of claims that gained evidence
         self._valence: dict[int, bool] = {}  # index → whether its statement is negated
         self._halved: set[int] = set()  # indexes of claims a contradiction halved this run
+
+    @cached_property
+    def matrix(self) -> npt.NDArray[np.float32] | None:
+        return self._matrix()
 
     def _set(self, state: ClaimState, name: str, after: Any, reason: str) -> None:
         before = getattr(state, name)
@@ -305,7 +310,7 @@ class _Plan:
 
     # 1. evidence
     def evidence(self, episodes: Sequence[Episode]) -> None:
-        if not episodes or self.matrix is None or self.vectors is None:
+        if not episodes or self.vectors is None or self.matrix is None:
             return
         import numpy as np
 
@@ -335,6 +340,8 @@ class _Plan:
 
     # 2. decay
     def decay(self, last: Run | None, rates: DecayRates) -> None:
+        if last is not None and ids.moment_of(last.now) >= self.moment:
+            return  # every claim's decay starts at the last run's now or later: no days
         for state in self.states:
             rate = rates.rate(state.origin, state.category)
             if state.pinned or rate <= 0:
@@ -362,7 +369,7 @@ class _Plan:
     def pairs(self, fresh: set[int]) -> dict[tuple[int, int], float]:
         """Similar pairs (cosine ≥ the contradiction threshold) of one category, as sorted
         index pairs; only those with a claim in ``fresh``."""
-        if self.matrix is None:
+        if not fresh or self.matrix is None:
             return {}
         import numpy as np
 
@@ -371,7 +378,7 @@ class _Plan:
             groups[state.category].append(index)
         found: dict[tuple[int, int], float] = {}
         for members in groups.values():
-            if len(members) < 2:
+            if len(members) < 2 or fresh.isdisjoint(members):
                 continue
             rows = np.asarray(members)
             vectors = self.matrix[rows]
@@ -418,6 +425,8 @@ class _Plan:
         value ("I work in frontend now" / "I work as a backend developer"), whatever their
         cosine and category: contested like a contradiction (the newer proposed to replace
         the older). Only slots a ``fresh`` claim fills."""
+        if not fresh:
+            return  # every pair below has a fresh claim
         slots: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, state in enumerate(self.states):
             found = slot(state.statement) if state.status in _LIVE else None
@@ -599,6 +608,20 @@ def merge_into(
     put(winner, "derived_from", tuple(lineage))
     put(winner, "evidence_count", evidence)
     put(winner, "updated_at", when)
+
+
+def _withdrawn(store: Store, user: str) -> list[int]:
+    """The numbers of the user's open review items whose claims' statuses changed since they
+    were raised (read in one query, not one per item)."""
+    items = store.review_items(user)
+    if not items:
+        return []
+    statuses = store.claim_statuses(user, {c for item in items for c in item.state})
+    return [
+        item.number
+        for item in items
+        if {c: statuses[c] for c in item.state if c in statuses} != item.state
+    ]
 
 
 def _after_later_runs(later: LaterRuns) -> str:

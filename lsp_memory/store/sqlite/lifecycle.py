@@ -667,8 +667,11 @@ class Lifecycle(StoreBase):
     # -- review items -----------------------------------------------------------------------
 
     @_translated
-    def review_items(self, user: str, *, status: str | None = "open") -> list[ReviewItem]:
-        """The user's review items (by default the open ones), by number."""
+    def review_items(
+        self, user: str, *, status: str | None = "open", run: int | None = None
+    ) -> list[ReviewItem]:
+        """The user's review items (by default the open ones; with ``run``, the ones that
+        run raised), by number."""
         sql = (
             f"SELECT {_ITEM_COLUMNS} FROM review_items i JOIN runs r ON r.id = i.run "
             "WHERE i.user = ?"
@@ -677,6 +680,9 @@ class Lifecycle(StoreBase):
         if status is not None:
             sql += " AND i.status = ?"
             params.append(status)
+        if run is not None:
+            sql += " AND r.number = ?"
+            params.append(run)
         return [_item(row) for row in self._db.execute(sql + " ORDER BY i.number", params)]
 
     @_translated
