@@ -152,7 +152,7 @@ class Consolidation:
         plan.merges(pairs, seen)
         plan.deprecate()
         plan.settle()
-        withdraw = _withdrawn(store, user)
+        withdraw = store.stale_items(user)
         report = Report(None, now, dry_run, warnings=plan.warnings)
         number_of = {s.row: s.number for s in states}
         report.changes = [
@@ -608,20 +608,6 @@ def merge_into(
     put(winner, "derived_from", tuple(lineage))
     put(winner, "evidence_count", evidence)
     put(winner, "updated_at", when)
-
-
-def _withdrawn(store: Store, user: str) -> list[int]:
-    """The numbers of the user's open review items whose claims' statuses changed since they
-    were raised (read in one query, not one per item)."""
-    items = store.review_items(user)
-    if not items:
-        return []
-    statuses = store.claim_statuses(user, {c for item in items for c in item.state})
-    return [
-        item.number
-        for item in items
-        if {c: statuses[c] for c in item.state if c in statuses} != item.state
-    ]
 
 
 def _after_later_runs(later: LaterRuns) -> str:

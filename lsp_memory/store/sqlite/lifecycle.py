@@ -204,13 +204,14 @@ class Lifecycle(StoreBase):
             "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to, "
             "c.origin, c.archived_at "
             "FROM claims c "
-            "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 WHERE c.user = ? "
+            "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
         )
         params: tuple[Any, ...] = (user,)
         if claim_ids is None:
-            sql += f"AND c.status IN {_LIVE} "
+            sql += f"WHERE c.user = ? AND c.status IN {_LIVE} "
         else:
-            sql += "AND c.claim_id IN (SELECT value FROM json_each(?)) "
+            # `+c.user`: by the claim_id index (on (user, …) SQLite walked all the user's claims)
+            sql += "WHERE +c.user = ? AND c.claim_id IN (SELECT value FROM json_each(?)) "
             params += (json.dumps(list(claim_ids)),)
         return [
             ClaimState(
@@ -240,8 +241,10 @@ class Lifecycle(StoreBase):
     def claim_statuses(self, user: str, claim_ids: Iterable[str]) -> dict[str, str]:
         """The current status of each of ``claim_ids`` the user has."""
         wanted = json.dumps(list(claim_ids))
+        # `+user`: by the claim_id index; on (user, updated_at) SQLite read all the user's
+        # claims, 1.2 s a call at 100k claims (once per open review item in each run).
         rows = self._db.execute(
-            "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+            "SELECT claim_id, status FROM claims WHERE +user = ? AND claim_id IN "
             "(SELECT value FROM json_each(?))",
             (user, wanted),
         )
@@ -564,7 +567,7 @@ class Lifecycle(StoreBase):
             if expected:
                 found = dict(
                     db.execute(
-                        "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+                        "SELECT claim_id, status FROM claims WHERE +user = ? AND claim_id IN "
                         "(SELECT value FROM json_each(?))",
                         (user, json.dumps(list(expected))),
                     ).fetchall()
@@ -693,6 +696,21 @@ class Lifecycle(StoreBase):
             (user, number),
         ).fetchone()
         return _item(row) if row else None
+
+    @_translated
+    def stale_items(self, user: str) -> list[int]:
+        """The numbers of the user's open review items a claim of which is not (or no
+        longer the user's) in the status the item recorded: compared in one query, by the
+        claim_id index (4 191 items of 87 058 claims: 0.1 s, where reading them as
+        ``review_items`` and their claims' statuses took 1.5 s)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT i.number FROM review_items i CROSS JOIN json_each(i.state) j "
+            "LEFT JOIN claims c ON c.claim_id = j.key AND +c.user = i.user "
+            "WHERE i.user = ? AND i.status = 'open' AND c.status IS NOT j.value "
+            "ORDER BY i.number",
+            (user,),
+        )
+        return [row[0] for row in rows]
 
     @_translated
     def review_pairs(self, user: str) -> set[str]:
