@@ -470,3 +470,25 @@ def test_stale_items_are_those_whose_claims_changed_since(app: App, tmp_path: Pa
     app.consolidation().run(DAY1)
     withdrawn = app.store.review_items(USER, status="withdrawn")
     assert [i.number for i in withdrawn] == [item.number]
+
+
+def test_a_run_after_one_that_settled_everything_still_sees_what_is_left_to_do(
+    app: App,
+) -> None:
+    """With no claim new or changed since the last run, a run still applies a new
+    message's evidence, decays at a later time, and deprecates a live claim below 0.3 that
+    the last run did not (here one written into the store by hand)."""
+    add(app, "I live in Lyon", "identity", confidence=0.8, derived_from=["ep-9"])
+    add(app, "I am learning the cello", "goal", confidence=0.8)
+    assert app.consolidation().run(DAY10).changes  # decay since DAY1
+    assert app.consolidation().run(DAY10).changes == []
+    episode(app, "ep-1", "I live in Lyon, France", DAY10)
+    evidence = app.consolidation().run(DAY10)
+    assert {c["field"] for c in evidence.changes} >= {"evidence_count", "derived_from"}
+    later = app.consolidation().run("2026-01-20T00:00:00.000000Z")
+    assert [(c["claim"], c["field"]) for c in later.changes] == [("#1", "confidence")]
+    with sqlite3.connect(app.config.store / STORE_FILE) as db:
+        db.execute("UPDATE claims SET confidence = 0.2 WHERE number = 2")
+    dropped = app.consolidation().run("2026-01-20T00:00:00.000000Z")
+    assert dropped.deprecated == 1
+    assert claim(app, 2).status == "deprecated"

@@ -131,18 +131,28 @@ class Consolidation:
         written and the report says what would change."""
         store, user = self.store, self.user
         episode_mark, claim_mark = store.last_rows()  # before reading: nothing slips by
-        states = store.claim_states(user)
         last = store.last_run(user)
+        episodes = []
+        if self.vectors is not None:
+            found = store.episodes_after(user, last.episode_mark if last else 0)
+            # Only the user speaks for themselves: the assistant's replies are no evidence.
+            episodes = [e for e in found if e.role == "user"]
+        # Nothing to do (no evidence, no decay, no claim new or changed since the last run,
+        # none to deprecate): the claims are not read at all, 2 s at 100k claims.
+        quiet = (
+            last is not None
+            and not episodes
+            and not _decays(last, now)
+            and store.settled(user, last.claim_mark, last.created_at, DEPRECATE_BELOW)
+        )
+        states = [] if quiet else store.claim_states(user)
         plan = _Plan(states, now, lambda: self._vectors_of(states), self.vectors)
         if self.vectors is None:
             plan.warnings.append(
                 "no embedding model: evidence, negations and merges need one; only decay, "
                 "values in conflict and deprecation ran"
             )
-        else:
-            episodes = store.episodes_after(user, last.episode_mark if last else 0)
-            # Only the user speaks for themselves: the assistant's replies are no evidence.
-            plan.evidence([e for e in episodes if e.role == "user"])
+        plan.evidence(episodes)
         plan.decay(last, self.decay)
         seen = store.review_pairs(user)
         fresh = plan.fresh(last)
@@ -340,8 +350,8 @@ class _Plan:
 
     # 2. decay
     def decay(self, last: Run | None, rates: DecayRates) -> None:
-        if last is not None and ids.moment_of(last.now) >= self.moment:
-            return  # every claim's decay starts at the last run's now or later: no days
+        if not _decays(last, self.now):
+            return
         for state in self.states:
             rate = rates.rate(state.origin, state.category)
             if state.pinned or rate <= 0:
@@ -585,6 +595,13 @@ class _Plan:
         self.items = [
             replace(item, state={c: status[c] for c in item.claims}) for item in self.items
         ]
+
+
+def _decays(last: Run | None, now: str) -> bool:
+    """Whether a run at ``now`` can decay anything: not when the last run was at ``now`` or
+    later, since every claim's days count from the later of its creation, its evidence and
+    the last run's now."""
+    return last is None or ids.moment_of(last.now) < ids.moment_of(now)
 
 
 def merge_into(

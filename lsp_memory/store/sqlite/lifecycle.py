@@ -238,6 +238,22 @@ class Lifecycle(StoreBase):
         ]
 
     @_translated
+    def settled(self, user: str, claim_mark: int, since: str, below: float) -> bool:
+        """Whether none of the user's live claims is new (a row after ``claim_mark``) or
+        changed (``updated_at`` after ``since``), and none unpinned has a confidence under
+        ``below``: what a consolidation asks instead of reading every claim when nothing
+        else is to do. The first two by the row and (user, updated_at) indexes; the last
+        reads the user's claims (0.3 s at 100k)."""
+        live = f"user = ? AND status IN {_LIVE}"
+        row = self._db.execute(
+            f"SELECT EXISTS (SELECT 1 FROM claims WHERE id > ? AND +{live}) "
+            f"OR EXISTS (SELECT 1 FROM claims WHERE updated_at > ? AND {live}) "
+            f"OR EXISTS (SELECT 1 FROM claims WHERE {live} AND pinned = 0 AND confidence < ?)",
+            (claim_mark, user, since, user, user, below),
+        ).fetchone()
+        return not row[0]
+
+    @_translated
     def claim_statuses(self, user: str, claim_ids: Iterable[str]) -> dict[str, str]:
         """The current status of each of ``claim_ids`` the user has."""
         wanted = json.dumps(list(claim_ids))
