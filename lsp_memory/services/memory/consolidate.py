@@ -435,8 +435,9 @@ class _Plan:
         value ("I work in frontend now" / "I work as a backend developer"), whatever their
         cosine and category: contested like a contradiction (the newer proposed to replace
         the older). Only slots a ``fresh`` claim fills."""
-        if not fresh:
-            return  # every pair below has a fresh claim
+        live = [i for i in fresh if self.states[i].status in _LIVE]
+        if all(slot(self.states[i].statement) is None for i in live):
+            return  # every pair below has a fresh claim with a slot: the others' are not read
         slots: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, state in enumerate(self.states):
             found = slot(state.statement) if state.status in _LIVE else None
