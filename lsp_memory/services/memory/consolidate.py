@@ -24,11 +24,13 @@ the language server every ``consolidate_every``). One run, over one user's live 
 5. **Deprecate** — confidence below 0.3 → ``deprecated`` (pinned claims excepted).
 
 Pairs are only looked for among claims new or changed since the last run, compared with
-all live claims (all pairs on the first run). Every change is recorded with its value
-before and after and the reason, in one transaction (a killed run leaves nothing half
-done), and ``undo`` puts a run's changes back, last in first out: a run that a later one
-built on (changed the same fields, decided its item) is undone only after it, or with it
-(``cascade``). Running twice at the same ``now`` changes nothing the second time.
+all live claims (all pairs on the first run). A run with nothing to do (no new message, no
+days to decay, no claim new or changed since, none to deprecate: ``Store.settled``) reads
+no claim's state and no vector. Every change is recorded with its value before and after
+and the reason, in one transaction (a killed run leaves nothing half done), and ``undo``
+puts a run's changes back, last in first out: a run that a later one built on (changed the
+same fields, decided its item) is undone only after it, or with it (``cascade``). Running
+twice at the same ``now`` changes nothing the second time.
 """
 
 from __future__ import annotations
