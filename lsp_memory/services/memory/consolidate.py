@@ -24,11 +24,13 @@ the language server every ``consolidate_every``). One run, over one user's live 
 5. **Deprecate** — confidence below 0.3 → ``deprecated`` (pinned claims excepted).
 
 Pairs are only looked for among claims new or changed since the last run, compared with
-all live claims (all pairs on the first run). Every change is recorded with its value
-before and after and the reason, in one transaction (a killed run leaves nothing half
-done), and ``undo`` puts a run's changes back, last in first out: a run that a later one
-built on (changed the same fields, decided its item) is undone only after it, or with it
-(``cascade``). Running twice at the same ``now`` changes nothing the second time.
+all live claims (all pairs on the first run). A run with nothing to do (no new message, no
+days to decay, no claim new or changed since, none to deprecate: ``Store.settled``) reads
+no claim's state and no vector. Every change is recorded with its value before and after
+and the reason, in one transaction (a killed run leaves nothing half done), and ``undo``
+puts a run's changes back, last in first out: a run that a later one built on (changed the
+same fields, decided its item) is undone only after it, or with it (``cascade``). Running
+twice at the same ``now`` changes nothing the second time.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory import ids
@@ -130,18 +133,28 @@ class Consolidation:
         written and the report says what would change."""
         store, user = self.store, self.user
         episode_mark, claim_mark = store.last_rows()  # before reading: nothing slips by
-        states = store.claim_states(user)
         last = store.last_run(user)
-        plan = _Plan(states, now, self._vectors_of(states), self.vectors)
+        episodes = []
+        if self.vectors is not None:
+            found = store.episodes_after(user, last.episode_mark if last else 0)
+            # Only the user speaks for themselves: the assistant's replies are no evidence.
+            episodes = [e for e in found if e.role == "user"]
+        # Nothing to do (no evidence, no decay, no claim new or changed since the last run,
+        # none to deprecate): the claims are not read at all, 2 s at 100k claims.
+        quiet = (
+            last is not None
+            and not episodes
+            and not _decays(last, now)
+            and store.settled(user, last.claim_mark, last.created_at, DEPRECATE_BELOW)
+        )
+        states = [] if quiet else store.claim_states(user)
+        plan = _Plan(states, now, lambda: self._vectors_of(states), self.vectors)
         if self.vectors is None:
             plan.warnings.append(
                 "no embedding model: evidence, negations and merges need one; only decay, "
                 "values in conflict and deprecation ran"
             )
-        else:
-            episodes = store.episodes_after(user, last.episode_mark if last else 0)
-            # Only the user speaks for themselves: the assistant's replies are no evidence.
-            plan.evidence([e for e in episodes if e.role == "user"])
+        plan.evidence(episodes)
         plan.decay(last, self.decay)
         seen = store.review_pairs(user)
         fresh = plan.fresh(last)
@@ -151,11 +164,7 @@ class Consolidation:
         plan.merges(pairs, seen)
         plan.deprecate()
         plan.settle()
-        withdraw = [
-            item.number
-            for item in store.review_items(user)
-            if store.claim_statuses(user, item.state) != item.state
-        ]
+        withdraw = store.stale_items(user)
         report = Report(None, now, dry_run, warnings=plan.warnings)
         number_of = {s.row: s.number for s in states}
         report.changes = [
@@ -210,9 +219,10 @@ class Consolidation:
                 "another consolidation of this memory ran meanwhile (another process or the "
                 "language server); nothing was written: run it again"
             ) from None
-        raised = [i for i in store.review_items(user, status=None) if i.run == report.run_id]
-        for entry, item in zip(report.review, raised, strict=True):
-            entry["id"] = item.number
+        if plan.items:
+            raised = store.review_items(user, status=None, run=report.run_id)
+            for entry, item in zip(report.review, raised, strict=True):
+                entry["id"] = item.number
         return report
 
     def due(self, every: float) -> bool:
@@ -280,13 +290,16 @@ class _Plan:
         self,
         states: list[ClaimState],
         now: str,
-        matrix: npt.NDArray[np.float32] | None,
+        matrix: Callable[[], npt.NDArray[np.float32] | None],
         vectors: VectorSide | None,
     ) -> None:
+        """``matrix``: the claims' unit vectors row by row (None without a model), asked for
+        only when a step has something to compare: a run with no new episode and no claim
+        changed since the last one never gathers 100k vectors."""
         self.states = states
         self.now = now
         self.moment = ids.moment_of(now)
-        self.matrix = matrix
+        self._matrix = matrix
         self.vectors = vectors
         self.changes: list[FieldChange] = []
         self.items: list[NewItem] = []
@@ -295,6 +308,10 @@ class _Plan:
         self.touched: set[int] = set()  # indexes of claims that gained evidence
         self._valence: dict[int, bool] = {}  # index → whether its statement is negated
         self._halved: set[int] = set()  # indexes of claims a contradiction halved this run
+
+    @cached_property
+    def matrix(self) -> npt.NDArray[np.float32] | None:
+        return self._matrix()
 
     def _set(self, state: ClaimState, name: str, after: Any, reason: str) -> None:
         before = getattr(state, name)
@@ -305,7 +322,7 @@ class _Plan:
 
     # 1. evidence
     def evidence(self, episodes: Sequence[Episode]) -> None:
-        if not episodes or self.matrix is None or self.vectors is None:
+        if not episodes or self.vectors is None or self.matrix is None:
             return
         import numpy as np
 
@@ -335,6 +352,8 @@ class _Plan:
 
     # 2. decay
     def decay(self, last: Run | None, rates: DecayRates) -> None:
+        if not _decays(last, self.now):
+            return
         for state in self.states:
             rate = rates.rate(state.origin, state.category)
             if state.pinned or rate <= 0:
@@ -362,7 +381,7 @@ class _Plan:
     def pairs(self, fresh: set[int]) -> dict[tuple[int, int], float]:
         """Similar pairs (cosine ≥ the contradiction threshold) of one category, as sorted
         index pairs; only those with a claim in ``fresh``."""
-        if self.matrix is None:
+        if not fresh or self.matrix is None:
             return {}
         import numpy as np
 
@@ -371,7 +390,7 @@ class _Plan:
             groups[state.category].append(index)
         found: dict[tuple[int, int], float] = {}
         for members in groups.values():
-            if len(members) < 2:
+            if len(members) < 2 or fresh.isdisjoint(members):
                 continue
             rows = np.asarray(members)
             vectors = self.matrix[rows]
@@ -418,6 +437,9 @@ class _Plan:
         value ("I work in frontend now" / "I work as a backend developer"), whatever their
         cosine and category: contested like a contradiction (the newer proposed to replace
         the older). Only slots a ``fresh`` claim fills."""
+        live = [i for i in fresh if self.states[i].status in _LIVE]
+        if all(slot(self.states[i].statement) is None for i in live):
+            return  # every pair below has a fresh claim with a slot: the others' are not read
         slots: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, state in enumerate(self.states):
             found = slot(state.statement) if state.status in _LIVE else None
@@ -576,6 +598,13 @@ class _Plan:
         self.items = [
             replace(item, state={c: status[c] for c in item.claims}) for item in self.items
         ]
+
+
+def _decays(last: Run | None, now: str) -> bool:
+    """Whether a run at ``now`` can decay anything: not when the last run was at ``now`` or
+    later, since every claim's days count from the later of its creation, its evidence and
+    the last run's now."""
+    return last is None or ids.moment_of(last.now) < ids.moment_of(now)
 
 
 def merge_into(

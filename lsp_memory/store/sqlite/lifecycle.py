@@ -204,13 +204,14 @@ class Lifecycle(StoreBase):
             "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to, "
             "c.origin, c.archived_at "
             "FROM claims c "
-            "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 WHERE c.user = ? "
+            "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
         )
         params: tuple[Any, ...] = (user,)
         if claim_ids is None:
-            sql += f"AND c.status IN {_LIVE} "
+            sql += f"WHERE c.user = ? AND c.status IN {_LIVE} "
         else:
-            sql += "AND c.claim_id IN (SELECT value FROM json_each(?)) "
+            # `+c.user`: by the claim_id index (on (user, …) SQLite walked all the user's claims)
+            sql += "WHERE +c.user = ? AND c.claim_id IN (SELECT value FROM json_each(?)) "
             params += (json.dumps(list(claim_ids)),)
         return [
             ClaimState(
@@ -237,11 +238,29 @@ class Lifecycle(StoreBase):
         ]
 
     @_translated
+    def settled(self, user: str, claim_mark: int, since: str, below: float) -> bool:
+        """Whether none of the user's live claims is new (a row after ``claim_mark``) or
+        changed (``updated_at`` after ``since``), and none unpinned has a confidence under
+        ``below``: what a consolidation asks instead of reading every claim when nothing
+        else is to do. The first two by the row and (user, updated_at) indexes; the last
+        reads the user's claims (0.3 s at 100k)."""
+        live = f"user = ? AND status IN {_LIVE}"
+        row = self._db.execute(
+            f"SELECT EXISTS (SELECT 1 FROM claims WHERE id > ? AND +{live}) "
+            f"OR EXISTS (SELECT 1 FROM claims WHERE updated_at > ? AND {live}) "
+            f"OR EXISTS (SELECT 1 FROM claims WHERE {live} AND pinned = 0 AND confidence < ?)",
+            (claim_mark, user, since, user, user, below),
+        ).fetchone()
+        return not row[0]
+
+    @_translated
     def claim_statuses(self, user: str, claim_ids: Iterable[str]) -> dict[str, str]:
         """The current status of each of ``claim_ids`` the user has."""
         wanted = json.dumps(list(claim_ids))
+        # `+user`: by the claim_id index; on (user, updated_at) SQLite read all the user's
+        # claims, 1.2 s a call at 100k claims (once per open review item in each run).
         rows = self._db.execute(
-            "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+            "SELECT claim_id, status FROM claims WHERE +user = ? AND claim_id IN "
             "(SELECT value FROM json_each(?))",
             (user, wanted),
         )
@@ -564,7 +583,7 @@ class Lifecycle(StoreBase):
             if expected:
                 found = dict(
                     db.execute(
-                        "SELECT claim_id, status FROM claims WHERE user = ? AND claim_id IN "
+                        "SELECT claim_id, status FROM claims WHERE +user = ? AND claim_id IN "
                         "(SELECT value FROM json_each(?))",
                         (user, json.dumps(list(expected))),
                     ).fetchall()
@@ -667,8 +686,11 @@ class Lifecycle(StoreBase):
     # -- review items -----------------------------------------------------------------------
 
     @_translated
-    def review_items(self, user: str, *, status: str | None = "open") -> list[ReviewItem]:
-        """The user's review items (by default the open ones), by number."""
+    def review_items(
+        self, user: str, *, status: str | None = "open", run: int | None = None
+    ) -> list[ReviewItem]:
+        """The user's review items (by default the open ones; with ``run``, the ones that
+        run raised), by number."""
         sql = (
             f"SELECT {_ITEM_COLUMNS} FROM review_items i JOIN runs r ON r.id = i.run "
             "WHERE i.user = ?"
@@ -677,6 +699,9 @@ class Lifecycle(StoreBase):
         if status is not None:
             sql += " AND i.status = ?"
             params.append(status)
+        if run is not None:
+            sql += " AND r.number = ?"
+            params.append(run)
         return [_item(row) for row in self._db.execute(sql + " ORDER BY i.number", params)]
 
     @_translated
@@ -687,6 +712,21 @@ class Lifecycle(StoreBase):
             (user, number),
         ).fetchone()
         return _item(row) if row else None
+
+    @_translated
+    def stale_items(self, user: str) -> list[int]:
+        """The numbers of the user's open review items a claim of which is not (or no
+        longer the user's) in the status the item recorded: compared in one query, by the
+        claim_id index (4 191 items of 87 058 claims: 0.1 s, where reading them as
+        ``review_items`` and their claims' statuses took 1.5 s)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT i.number FROM review_items i CROSS JOIN json_each(i.state) j "
+            "LEFT JOIN claims c ON c.claim_id = j.key AND +c.user = i.user "
+            "WHERE i.user = ? AND i.status = 'open' AND c.status IS NOT j.value "
+            "ORDER BY i.number",
+            (user,),
+        )
+        return [row[0] for row in rows]
 
     @_translated
     def review_pairs(self, user: str) -> set[str]:
