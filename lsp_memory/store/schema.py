@@ -6,6 +6,9 @@ append a new one.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+
 V1 = """
 CREATE TABLE claim_numbers (
     user TEXT PRIMARY KEY,
@@ -292,7 +295,29 @@ UPDATE claims SET origin = 'inferred' WHERE coalesce(
     derived_from) <> '[]';
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+
+def slot_keys(db: sqlite3.Connection) -> None:
+    """Version 7: each claim's slot key (``lsp_memory.slots.slot_key``: who the statement
+    is about and which of their attributes it fills), so supersede on write finds the claims
+    of a slot by an index lookup instead of a ``LIKE`` scan over the type's statements (11–13
+    ms a write at 100 000 claims). Written with every new claim; filled here for the claims
+    already stored (about 25 µs a claim). The index holds only claims with a slot."""
+    from lsp_memory.slots import slot_key
+
+    db.execute("ALTER TABLE claims ADD COLUMN slot_key TEXT")
+    rows = db.execute("SELECT id, statement FROM claims").fetchall()
+    keyed = [(key, row) for row, statement in rows if (key := slot_key(statement)) is not None]
+    db.executemany("UPDATE claims SET slot_key = ? WHERE id = ?", keyed)
+    db.execute(
+        "CREATE INDEX claims_slot ON claims (user, slot_key, status) WHERE slot_key IS NOT NULL"
+    )
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""A migration: an SQL script, or a function given the connection inside the migration's
+transaction (for a column filled by Python)."""
+
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, slot_keys)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

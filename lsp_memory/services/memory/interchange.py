@@ -259,16 +259,20 @@ class _UserPlan:
 
 
 class _Importer:
-    def __init__(self, store: Store, default_user: str, now: str) -> None:
+    def __init__(self, store: Store, default_user: str, now: str, *, single: bool = False) -> None:
+        """``single``: one record (a single write), checked against the store's keys one at a
+        time rather than all of them loaded."""
         self.store = store
         self.default_user = default_user
         self.now = now
+        self.single = single
         self.problems: list[tuple[int, str]] = []
         self.plans: dict[str, _UserPlan] = {}
 
     def plan(self, user: str) -> _UserPlan:
         if user not in self.plans:
-            self.plans[user] = _UserPlan(user=user, keys=self.store.keys(user))
+            keys = self.store.keys(user, probed=self.single)
+            self.plans[user] = _UserPlan(user=user, keys=keys)
         return self.plans[user]
 
     def run(self, lines: list[_Line]) -> Batch:
@@ -706,7 +710,7 @@ def add_record(
     ``UserError`` with the reason alone. ``supersedes``: given the new claim, the ids of the
     claims it supersedes, marked so in the same transaction."""
     for attempt in range(_ATTEMPTS):
-        importer = _Importer(store, user, ids.now())
+        importer = _Importer(store, user, ids.now(), single=True)
         try:
             batch = importer.run([_Line(1, record)])
         except ImportFailed:

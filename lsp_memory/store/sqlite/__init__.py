@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.schema import MIGRATIONS, Migration
 from lsp_memory.store.sqlite.changes import Change, ChangeLog
 from lsp_memory.store.sqlite.claims import MAX_TREE_DEPTH, Claims
 from lsp_memory.store.sqlite.connection import (
@@ -88,7 +88,7 @@ def open_store(
     folder: Path,
     *,
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-    migrations: Sequence[str] = MIGRATIONS,
+    migrations: Sequence[Migration] = MIGRATIONS,
 ) -> Store:
     """Open (creating if needed) the store in ``folder`` and bring its schema up to date.
 

@@ -17,6 +17,8 @@ from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader, _gro
 
 MAX_TREE_DEPTH = 10
 """How deep below a context (or tag) its claims are gathered; also stops hand-made cycles."""
+RECENT_CLAIMS = 1024
+"""How many of the user's newest claims ``newest_live_statements`` looks through."""
 
 
 _NUMBER_PREFIX = re.compile(r"(?:[1-9][0-9]{0,18})?")  # no claim number has more digits
@@ -52,36 +54,36 @@ class Claims(ClaimLoader):
     def newest_live_statements(
         self, user: str, claim_type: str, limit: int
     ) -> list[tuple[str, str]]:
-        """``(claim id, statement)`` of the user's ``limit`` most recently stored live claims
-        of primary type ``claim_type``, newest first (by row: the type index is walked
-        backwards and stops at ``limit``, whatever the store's size)."""
+        """``(claim id, statement)`` of the user's live claims of primary type
+        ``claim_type`` among their ``RECENT_CLAIMS`` most recently numbered claims, newest
+        first, at most ``limit``. The walk is bounded: walking the type's claims back until
+        ``limit`` live ones read every superseded claim of the type (4 ms a write at 14 000
+        claims, growing with the store)."""
         rows = self._db.execute(
-            "SELECT c.claim_id, c.statement FROM claim_types t CROSS JOIN claims c "
-            f"ON c.id = t.claim WHERE t.type = ? AND t.pos = 0 AND c.user = ? "
-            f"AND c.status IN {_LIVE} ORDER BY t.claim DESC LIMIT ?",
-            (claim_type, user, limit),
+            "SELECT c.claim_id, c.statement FROM (SELECT id, claim_id, statement, status, "
+            "number FROM claims WHERE user = ? ORDER BY number DESC LIMIT ?) c "
+            "CROSS JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
+            f"WHERE t.type = ? AND c.status IN {_LIVE} ORDER BY c.number DESC LIMIT ?",
+            (user, RECENT_CLAIMS, claim_type, limit),
         )
         return [(row[0], row[1]) for row in rows]
 
     @_translated
-    def live_statements_like(
-        self, user: str, claim_type: str, prefixes: Sequence[str], words: Sequence[str] = ()
+    def live_statements_in_slot(
+        self, user: str, claim_type: str, slot_key: str
     ) -> list[tuple[str, str]]:
         """``(claim id, statement)`` of the user's live claims of primary type
-        ``claim_type`` whose statement starts with one of ``prefixes`` and, when ``words``
-        are given, contains one of them (SQL ``LIKE``: ASCII letters in any case)."""
-        starts = " OR ".join("c.statement LIKE ? ESCAPE '\\'" for _ in prefixes)
-        contains = " OR ".join("c.statement LIKE ? ESCAPE '\\'" for _ in words)
-        sql = (
-            "SELECT c.claim_id, c.statement FROM claim_types t CROSS JOIN claims c "
-            f"ON c.id = t.claim WHERE t.type = ? AND t.pos = 0 AND c.user = ? "
-            f"AND c.status IN {_LIVE} AND ({starts})"
+        ``claim_type`` whose ``slot_key`` (``lsp_memory.slots.slot_key``, written with the
+        claim) is ``slot_key``, by number: one lookup in the ``claims_slot`` index, the
+        same at 1 000 claims as at 100 000."""
+        rows = self._db.execute(
+            "SELECT c.claim_id, c.statement FROM claims c INDEXED BY claims_slot "
+            "CROSS JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
+            f"WHERE c.user = ? AND c.slot_key = ? AND c.status IN {_LIVE} AND t.type = ? "
+            "ORDER BY c.number",
+            (user, slot_key, claim_type),
         )
-        if words:
-            sql += f" AND ({contains})"
-        params = [claim_type, user, *(_like(p) + "%" for p in prefixes)]
-        params += ["%" + _like(w) + "%" for w in words]
-        return [(row[0], row[1]) for row in self._db.execute(sql + " ORDER BY c.number", params)]
+        return [(row[0], row[1]) for row in rows]
 
     @_translated
     def live_claims_with_entities(
@@ -335,11 +337,6 @@ def _subtree_claims(tree: str, key: str, links: str, link: str) -> str:
         hits(id) AS (
             SELECT DISTINCT l.claim FROM tree CROSS JOIN {links} l ON l.{link} = tree.id
         )"""
-
-
-def _like(text: str) -> str:
-    """``text`` with LIKE's wildcards escaped."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _supersede(

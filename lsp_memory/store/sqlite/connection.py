@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from lsp_memory.errors import StoreError
-from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.schema import MIGRATIONS, Migration
 
 STORE_FILE = "memory.sqlite3"
 DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -160,7 +160,7 @@ class StoreBase:
 # -- opening and migrating --------------------------------------------------------------------
 
 
-def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> int:
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the store has not had yet, each in its own transaction with its
     version bump, so a failure leaves the store at the last good version. Returns the
     version reached."""
@@ -168,8 +168,12 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> i
     for target in range(version + 1, len(migrations) + 1):
         db.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(migrations[target - 1]):
-                db.execute(statement)
+            step = migrations[target - 1]
+            if callable(step):
+                step(db)
+            else:
+                for statement in _statements(step):
+                    db.execute(statement)
             db.execute(f"PRAGMA user_version = {target}")
         except BaseException:
             db.execute("ROLLBACK")
@@ -195,7 +199,7 @@ def connect(
     folder: Path,
     *,
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-    migrations: Sequence[str] = MIGRATIONS,
+    migrations: Sequence[Migration] = MIGRATIONS,
 ) -> tuple[sqlite3.Connection, Path]:
     """The connection to the store file in ``folder`` (created if needed), its schema brought
     up to date, and the file's path; ``open_store`` wraps it in a ``Store``.
