@@ -21,8 +21,9 @@ from lsp_memory.services.memory.interchange import add_record, import_records
 from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.supersede import UNINDEXED_WINDOW, _same_slot, superseded
 from lsp_memory.slots import SOMEONE, fact, slot_key
-from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.schema import LIVE_IN_SQL, MIGRATIONS
 from lsp_memory.store.sqlite import Store, open_store
+from lsp_memory.store.sqlite.rows import _LIVE
 
 USER = "ann"
 
@@ -114,15 +115,18 @@ def test_the_slot_key_finds_what_reading_every_claim_finds(store: Store) -> None
     assert checked > 250 and found > 200  # the check compared many slots, most with candidates
 
 
-def test_every_stored_claim_has_the_key_of_its_statement(store: Store) -> None:
+def test_every_stored_claim_has_the_key_of_its_statement_and_its_type(store: Store) -> None:
     import_records(store, lines(random.Random(7), 200), user=USER, source="random")
-    rows = store._db.execute("SELECT statement, slot_key FROM claims").fetchall()
-    assert all(key == slot_key(text) for text, key in rows)
-    assert sum(key is not None for _, key in rows) > 100
+    rows = store._db.execute("SELECT statement, slot_key, claim_type FROM claims").fetchall()
+    assert all(key == slot_key(text) for text, key, _ in rows)
+    assert sum(key is not None for _, key, _ in rows) > 100
+    assert {(c.statement, c.claim_type) for c in store.claims(USER)} == {
+        (text, kind) for text, _, kind in rows
+    }
 
 
 def test_a_store_of_version_6_gets_its_slot_keys(tmp_path: Path) -> None:
-    """The migration to version 7 fills the column for the claims already stored, and a
+    """The migration to version 7 fills the columns for the claims already stored, and a
     new claim then supersedes one of them by slot."""
     with open_store(tmp_path, migrations=MIGRATIONS[:6]) as old:
         for number, text in enumerate(("I live in Lyon", "I love jazz", "Ana is 34"), start=1):
@@ -134,8 +138,12 @@ def test_a_store_of_version_6_gets_its_slot_keys(tmp_path: Path) -> None:
             )
             old._db.execute("INSERT INTO claim_types VALUES (?, 0, 'identity')", (number,))
     with open_store(tmp_path) as upgraded:
-        keys = dict(upgraded._db.execute("SELECT claim_id, slot_key FROM claims"))
-        assert keys == {"c-1": "residence\tme", "c-2": None, "c-3": "age\t@ana"}
+        keys = upgraded._db.execute("SELECT claim_id, slot_key, claim_type FROM claims")
+        assert [tuple(row) for row in keys] == [
+            ("c-1", "residence\tme", "identity"),
+            ("c-2", None, "identity"),
+            ("c-3", "age\t@ana", "identity"),
+        ]
         Records(upgraded, USER).add_claim("I moved to Berlin", claim_type="identity")
         lyon = upgraded.claim_by_uuid(USER, "c-1")
         assert lyon is not None and lyon.status is ClaimStatus.SUPERSEDED
@@ -148,14 +156,16 @@ def test_the_slot_lookup_and_the_recent_claims_use_an_index(store: Store) -> Non
             (USER, "identity", "residence\tme"),
             "claims_slot",
         ),
-        "recent": ("newest_live_statements", (USER, "identity", 64), "(user=?)"),
+        "recent": ("newest_live_statements", (USER, "identity", 64), "claims_live_type"),
+        "every live": ("live_statements_of_type", (USER, "emotional"), "claims_live_type"),
     }
     for what, (method, args, index) in plans.items():
         with traced(store) as statements:
             getattr(store, method)(*args)
         [sql] = statements
         plan = " ".join(row[3] for row in store._db.execute("EXPLAIN QUERY PLAN " + sql))
-        assert "SCAN claims" not in plan and index in plan, (what, plan)
+        assert "SCAN" not in plan and index in plan, (what, plan)
+    assert LIVE_IN_SQL == _LIVE  # the partial index's condition is the queries' own
 
 
 @contextmanager
@@ -203,14 +213,15 @@ def filled(folder: Path, claims: int) -> Store:
     return store
 
 
-@pytest.mark.parametrize("write", ["add_claim", "newest_live_statements"])
+@pytest.mark.parametrize("write", ["add_claim", "newest_live_statements", "every_live"])
 def test_a_single_write_reads_as_much_of_a_large_store_as_of_a_small_one(
     tmp_path: Path, write: str
 ) -> None:
-    """``claim add`` (its keys, its number, the slot rule) and the window of recent claims
-    the cosine test reads: SQLite steps at 12 000 claims within 1.5× those at 1 200. Loading
-    every friendly id, scanning the type's statements with ``LIKE`` and walking back over
-    the type's superseded claims each took ten times the steps."""
+    """``claim add`` (its keys, its number, the slot rule), the type's newest live claims
+    the cosine test reads and every live claim of the type (the ``all`` rule): SQLite steps
+    at 12 000 claims within 1.5× those at 1 200. Loading every friendly id, scanning the
+    type's statements with ``LIKE`` and walking over the type's superseded claims each took
+    ten times the steps."""
     counts = []
     for size in (1200, 12000):
         with filled(tmp_path / str(size), size) as store:
@@ -218,6 +229,9 @@ def test_a_single_write_reads_as_much_of_a_large_store_as_of_a_small_one(
                 if write == "add_claim":
                     added = Records(store, USER).add_claim("I moved to Oslo", claim_type="identity")
                     assert [c.statement for c in superseded(store, USER, added)] == []
+                elif write == "every_live":  # the `all` rule reads every live claim of a type
+                    found = store.live_statements_of_type(USER, "identity")
+                    assert [text for _, text in found] == [f"I live in Town{size - 1}"]
                 else:
                     found = store.newest_live_statements(USER, "identity", UNINDEXED_WINDOW)
                     assert [text for _, text in found] == [f"I live in Town{size - 1}"]

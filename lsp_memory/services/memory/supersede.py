@@ -93,8 +93,7 @@ def superseded(
 SIMILAR_POOL = 200
 """How many of the user's most similar live claims (any type) the cosine test looks at."""
 UNINDEXED_WINDOW = 64
-"""How many of the type's live claims among the user's newest (``RECENT_CLAIMS`` of the
-store) are checked for a missing vector."""
+"""How many of the type's most recently stored live claims are checked for a missing vector."""
 EMBED_AT_MOST = 8
 """The most candidates a write embeds (about 2.5 ms each on one core); a candidate past it
 waits for ``index``, and is judged by the slot rule alone until then."""

@@ -313,6 +313,7 @@ class _Writer:
                     c.evidence_count,
                     c.origin,
                     slot_key(c.statement),
+                    c.claim_types[0] if c.claim_types else None,
                 )
             )
             types += [(i, pos, t) for pos, t in enumerate(c.claim_types)]
@@ -325,7 +326,7 @@ class _Writer:
             "INSERT INTO claims (id, claim_id, user, number, friendly_id, statement, status, "
             "confidence, possible_questions, pinned, created_at, updated_at, valid_from, "
             "valid_to, superseded_by, merged_into, meta, derived_from, evidence_count, origin, "
-            "slot_key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "slot_key, claim_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         db.executemany("INSERT INTO claim_types VALUES (?,?,?)", types)
