@@ -28,6 +28,7 @@ report gives each percentile's ratio, large over small. Issue 24's target: a sin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -180,7 +181,8 @@ def timed_writes(store: Path, cache: Path, user: str, samples: int) -> dict[str,
 
 def small_store(work: Path, big: Path, cache: Path, user: str, count: int) -> Path:
     """A store of the first ``count`` claims of ``big`` (claims only, links dropped),
-    indexed with the vectors ``cache`` already holds."""
+    indexed with the vectors ``cache`` already holds. ``big`` is the scratch copy (opening a
+    store migrates it)."""
     app = App(Config(store=big, cache=cache, user=user))
     kept = []
     for line in app.export_records():
@@ -198,14 +200,22 @@ def small_store(work: Path, big: Path, cache: Path, user: str, count: int) -> Pa
     return work / "small"
 
 
+def index_key(store: Path) -> str:
+    """The name of a store's folder of indexes in the cache (``App.index_folder``)."""
+    return hashlib.sha1(str(store.resolve()).encode()).hexdigest()[:16]
+
+
 def writes(work: Path, args: Any) -> dict[str, Any]:
     """``--writes``: whole single writes on a copy of the store, and on a small one."""
     cache = work / "cache"
     shutil.copytree(args.cache, cache)  # the writes' embeddings go to the copy
     shutil.copytree(args.store, work / "large")
+    # A store's indexes are found by its path: the copy takes over the original's.
+    indexes = cache / "indexes"
+    (indexes / index_key(args.store)).rename(indexes / index_key(work / "large"))
     found = {"large": timed_writes(work / "large", cache, args.user, args.samples)}
     if args.small:
-        small = small_store(work, args.store, cache, args.user, args.small)
+        small = small_store(work, work / "large", cache, args.user, args.small)
         found["small"] = timed_writes(small, cache, args.user, args.samples)
         found["large_over_small"] = {
             key: round(found["large"][key] / found["small"][key], 2)
