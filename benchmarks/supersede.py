@@ -210,9 +210,13 @@ def writes(work: Path, args: Any) -> dict[str, Any]:
     cache = work / "cache"
     shutil.copytree(args.cache, cache)  # the writes' embeddings go to the copy
     shutil.copytree(args.store, work / "large")
-    # A store's indexes are found by its path: the copy takes over the original's.
+    # A store's indexes are found by its path: the copy takes over the original's (the
+    # cache's only ones when it was copied from where the store was built).
     indexes = cache / "indexes"
-    (indexes / index_key(args.store)).rename(indexes / index_key(work / "large"))
+    built = indexes / index_key(args.store)
+    if not built.exists():
+        [built] = list(indexes.iterdir())
+    built.rename(indexes / index_key(work / "large"))
     found = {"large": timed_writes(work / "large", cache, args.user, args.samples)}
     if args.small:
         small = small_store(work, work / "large", cache, args.user, args.small)
