@@ -249,3 +249,49 @@ def test_a_single_write_still_refuses_a_friendly_id_or_number_taken(store: Store
             add_record(store, {"kind": "claim", "statement": "Tea", **given}, user=USER)
     second = add_record(store, {"kind": "claim", "statement": "I like tea"}, user=USER).claims[0]
     assert second.number == first.number + 1 and second.friendly_id != first.friendly_id
+
+
+def linked(folder: Path, count: int) -> Store:
+    """A store with ``count`` contexts (all under the first) and ``count`` entities."""
+    store = open_store(folder)
+    rows: list[dict[str, object]] = [{"kind": "entity_type", "name": "person", "fields": []}]
+    for n in range(count):
+        parent = {"parent": "ctx0"} if n else {}
+        rows.append({"kind": "context", "name": f"Context {n}", "friendly_id": f"ctx{n}", **parent})
+        rows.append({"kind": "entity", "name": f"P{n}", "type": "person", "friendly_id": f"per{n}"})
+    import_records(store, "\n".join(map(json.dumps, rows)).encode(), user=USER, source="x")
+    return store
+
+
+def test_a_single_write_reads_as_much_of_many_contexts_and_entities_as_of_few(
+    tmp_path: Path,
+) -> None:
+    """A claim linked to a context and an entity, and a new context under another: SQLite
+    steps with 3 000 contexts and entities within 1.5× those with 300 (loading every
+    context's parent and every entity's id took ten times the steps)."""
+    counts = []
+    for size in (300, 3000):
+        with linked(tmp_path / str(size), size) as store:
+            records = Records(store, USER)
+            with steps(store._db) as count:
+                records.add_claim("I like tea", contexts=["ctx7"], entities=["per9"])
+                records.add_context("Holidays", parent="ctx5")
+            counts.append(count[0])
+    assert counts[1] <= 1.5 * counts[0], counts
+
+
+def test_a_single_write_still_checks_its_links_and_names(store: Store) -> None:
+    records = Records(store, USER)
+    records.add_context("Work", friendly_id="work")
+    records.add_context("Trips", parent="work", friendly_id="trips")
+    for call, why in (
+        (lambda: records.add_claim("I like tea", contexts=["nowhere"]), "unknown context"),
+        (lambda: records.add_claim("I like tea", entities=["nobody"]), "unknown entity"),
+        (lambda: records.add_context("Trips", friendly_id="trips"), "duplicate friendly id"),
+        (lambda: records.add_context("Away", parent="nowhere"), "not a known context"),
+    ):
+        with pytest.raises(UserError, match=why):
+            call()
+    made = records.add_context("Trips")  # a name taken: another friendly id is drawn
+    assert made.friendly_id != "trips"
+    assert records.add_context("Rome", parent="trips").parent == "trips"

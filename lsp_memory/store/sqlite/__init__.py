@@ -50,7 +50,7 @@ from lsp_memory.store.sqlite.lifecycle import (
 )
 from lsp_memory.store.sqlite.rename import Renames
 from lsp_memory.store.sqlite.tiers import TierQueries
-from lsp_memory.store.sqlite.writer import Batch, BulkWrites, UserKeys
+from lsp_memory.store.sqlite.writer import Batch, BulkWrites, StoredKeys, UserKeys
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
@@ -71,6 +71,7 @@ __all__ = [
     "Run",
     "StaleError",
     "Store",
+    "StoredKeys",
     "Undone",
     "UserKeys",
     "describe",

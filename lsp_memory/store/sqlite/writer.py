@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,16 +30,18 @@ class Batch:
     claims: list[Claim] = field(default_factory=list)
 
 
-class StoredClaimKeys(Collection[Any]):
-    """One user's claim friendly ids (or numbers), asked one at a time through the store's
-    unique ``(user, friendly_id)`` (``(user, number)``) index, plus those ``add``-ed here: what
-    a single write checks and draws a new friendly id against. Loading every key was 47 ms a
-    write at 14 000 claims, 80 % of ingesting a message (``benchmarks/ingest.py``)."""
+class StoredKeys(Collection[Any]):
+    """One user's keys of a table — claim friendly ids or numbers, context, tag or entity
+    friendly ids — asked one at a time through the table's unique ``(user, column)`` index,
+    plus those ``add``-ed here: what a single write checks and draws a new friendly id
+    against. Loading every claim key was 47 ms a write at 14 000 claims, 80 % of ingesting
+    a message; the contexts' and entities' 15 ms a ``claim add`` on the 100 000-claim corpus
+    (``benchmarks/ingest.py``, ``benchmarks/supersede.py --writes``)."""
 
-    def __init__(self, db: sqlite3.Connection, user: str, column: str) -> None:
+    def __init__(self, db: sqlite3.Connection, user: str, table: str, column: str) -> None:
         self._db = db
         self._user = user
-        self._sql = f"SELECT 1 FROM claims WHERE user = ? AND {column} = ?"
+        self._sql = f"SELECT 1 FROM {table} WHERE user = ? AND {column} = ?"
         self._added: set[Any] = set()
 
     def __contains__(self, key: object) -> bool:
@@ -47,9 +49,9 @@ class StoredClaimKeys(Collection[Any]):
             return True
         return self._db.execute(self._sql, (self._user, key)).fetchone() is not None
 
-    def __or__(self, more: Iterable[Any]) -> StoredClaimKeys:
+    def __or__(self, more: Iterable[Any]) -> StoredKeys:
         """These keys and ``more``, as a new collection (``add`` on it leaves this one)."""
-        union = StoredClaimKeys.__new__(StoredClaimKeys)
+        union = StoredKeys.__new__(StoredKeys)
         union._db, union._user, union._sql = self._db, self._user, self._sql
         union._added = self._added | set(more)
         return union
@@ -58,23 +60,52 @@ class StoredClaimKeys(Collection[Any]):
         self._added.add(key)
 
     def __iter__(self) -> Iterator[Any]:
-        raise TypeError("stored claim keys are probed one at a time, not listed")
+        raise TypeError("stored keys are probed one at a time, not listed")
 
     def __len__(self) -> int:
-        raise TypeError("stored claim keys are probed one at a time, not counted")
+        raise TypeError("stored keys are probed one at a time, not counted")
+
+
+class StoredParents(Mapping[str, "str | None"]):
+    """Friendly id → parent friendly id of one user's contexts (or tags), each asked for
+    through the ``(user, friendly_id)`` index when looked up."""
+
+    def __init__(self, db: sqlite3.Connection, user: str, table: str) -> None:
+        self._db = db
+        self._user = user
+        self._sql = (
+            f"SELECT p.friendly_id FROM {table} x LEFT JOIN {table} p ON p.id = x.parent "
+            "WHERE x.user = ? AND x.friendly_id = ?"
+        )
+
+    def __getitem__(self, fid: str) -> str | None:
+        row = self._db.execute(self._sql, (self._user, fid)).fetchone()
+        if row is None:
+            raise KeyError(fid)
+        return row[0]  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("stored parents are probed one at a time, not listed")
+
+    def __len__(self) -> int:
+        raise TypeError("stored parents are probed one at a time, not counted")
 
 
 @dataclass(slots=True)
 class UserKeys:
-    """What one user already has: the keys an import must not duplicate or may refer to."""
+    """What one user already has: the keys an import must not duplicate or may refer to.
+    Loaded whole for an import; probed one at a time (``StoredKeys``, ``StoredParents``)
+    for a single write."""
 
-    claim_friendly_ids: set[str] | StoredClaimKeys
-    claim_numbers: set[int] | StoredClaimKeys
+    claim_friendly_ids: set[str] | StoredKeys
+    claim_numbers: set[int] | StoredKeys
     last_number: int
-    context_parents: dict[str, str | None]  # friendly id → parent friendly id
-    tag_parents: dict[str, str | None]
+    context_parents: Mapping[str, str | None]  # friendly id → parent friendly id
+    tag_parents: Mapping[str, str | None]
     entity_types: dict[str, tuple[EntityField, ...]]
-    entity_friendly_ids: set[str]
+    entity_friendly_ids: set[str] | StoredKeys
+    context_friendly_ids: set[str] | StoredKeys
+    tag_friendly_ids: set[str] | StoredKeys
 
 
 class BulkWrites(Entities):
@@ -83,53 +114,61 @@ class BulkWrites(Entities):
     @_translated
     def keys(self, user: str, *, probed: bool = False) -> UserKeys:
         """The keys one user's records already hold, for validating an import. With
-        ``probed`` (a single write) the claims' friendly ids and numbers are not loaded but
-        looked up one at a time (``StoredClaimKeys``): a write then reads as much at 100 000
-        claims as at 1 000."""
+        ``probed`` (a single write) none is loaded: each is looked up when asked for
+        (``StoredKeys``, ``StoredParents``), so a write reads as much of a memory of 100 000
+        claims, 2 000 contexts and 5 000 entities as of an empty one."""
         db = self._db
-        fids: set[str] | StoredClaimKeys
-        numbers: set[int] | StoredClaimKeys
+        last = db.execute("SELECT last FROM claim_numbers WHERE user = ?", (user,)).fetchone()
+        types = {t.name: t.fields for t in self.entity_types(user)}  # already translated
         if probed:
-            fids = StoredClaimKeys(db, user, "friendly_id")
-            numbers = StoredClaimKeys(db, user, "number")
             (highest,) = db.execute(
                 "SELECT coalesce(max(number), 0) FROM claims WHERE user = ?", (user,)
             ).fetchone()
-        else:
-            fids, numbers = set(), set()
-            for fid, number in db.execute(
-                "SELECT friendly_id, number FROM claims WHERE user = ?", (user,)
-            ):
-                fids.add(fid)
-                numbers.add(number)
-            highest = max(numbers, default=0)
-        last = db.execute("SELECT last FROM claim_numbers WHERE user = ?", (user,)).fetchone()
+            return UserKeys(
+                claim_friendly_ids=StoredKeys(db, user, "claims", "friendly_id"),
+                claim_numbers=StoredKeys(db, user, "claims", "number"),
+                last_number=max(last[0] if last else 0, highest),
+                context_parents=StoredParents(db, user, "contexts"),
+                tag_parents=StoredParents(db, user, "tags"),
+                entity_types=types,
+                entity_friendly_ids=StoredKeys(db, user, "entities", "friendly_id"),
+                context_friendly_ids=StoredKeys(db, user, "contexts", "friendly_id"),
+                tag_friendly_ids=StoredKeys(db, user, "tags", "friendly_id"),
+            )
+        fids: set[str] = set()
+        numbers: set[int] = set()
+        for fid, number in db.execute(
+            "SELECT friendly_id, number FROM claims WHERE user = ?", (user,)
+        ):
+            fids.add(fid)
+            numbers.add(number)
+        contexts = dict(
+            db.execute(
+                "SELECT x.friendly_id, p.friendly_id FROM contexts x "
+                "LEFT JOIN contexts p ON p.id = x.parent WHERE x.user = ?",
+                (user,),
+            ).fetchall()
+        )
+        tags = dict(
+            db.execute(
+                "SELECT t.friendly_id, p.friendly_id FROM tags t "
+                "LEFT JOIN tags p ON p.id = t.parent WHERE t.user = ?",
+                (user,),
+            ).fetchall()
+        )
         return UserKeys(
             claim_friendly_ids=fids,
             claim_numbers=numbers,
-            last_number=max(last[0] if last else 0, highest),
-            context_parents=dict(
-                db.execute(
-                    "SELECT x.friendly_id, p.friendly_id FROM contexts x "
-                    "LEFT JOIN contexts p ON p.id = x.parent WHERE x.user = ?",
-                    (user,),
-                ).fetchall()
-            ),
-            tag_parents=dict(
-                db.execute(
-                    "SELECT t.friendly_id, p.friendly_id FROM tags t "
-                    "LEFT JOIN tags p ON p.id = t.parent WHERE t.user = ?",
-                    (user,),
-                ).fetchall()
-            ),
-            entity_types={
-                t.name: t.fields
-                for t in self.entity_types(user)  # already translated
-            },
+            last_number=max(last[0] if last else 0, max(numbers, default=0)),
+            context_parents=contexts,
+            tag_parents=tags,
+            entity_types=types,
             entity_friendly_ids={
                 row[0]
                 for row in db.execute("SELECT friendly_id FROM entities WHERE user = ?", (user,))
             },
+            context_friendly_ids=set(contexts),
+            tag_friendly_ids=set(tags),
         )
 
     @_translated
