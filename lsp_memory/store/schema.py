@@ -305,17 +305,13 @@ def write_lookups(db: sqlite3.Connection) -> None:
     claims of a type be read without walking its superseded ones. Both are written with
     every new claim and filled here for the claims already stored (the slot key about
     25 µs a claim). Self-contained: its version number may change at a merge."""
-    from lsp_memory.slots import slot_key
-
     db.execute("ALTER TABLE claims ADD COLUMN slot_key TEXT")
     db.execute("ALTER TABLE claims ADD COLUMN claim_type TEXT")
     db.execute(
         "UPDATE claims SET claim_type = "
         "(SELECT type FROM claim_types WHERE claim = claims.id AND pos = 0)"
     )
-    rows = db.execute("SELECT id, statement FROM claims").fetchall()
-    keyed = [(key, row) for row, statement in rows if (key := slot_key(statement)) is not None]
-    db.executemany("UPDATE claims SET slot_key = ? WHERE id = ?", keyed)
+    refresh_slot_keys(db)
     db.execute(
         "CREATE INDEX claims_slot ON claims (user, slot_key, status) WHERE slot_key IS NOT NULL"
     )
@@ -325,6 +321,26 @@ def write_lookups(db: sqlite3.Connection) -> None:
         "CREATE INDEX claims_live_type ON claims (user, claim_type) "
         f"WHERE claim_type IS NOT NULL AND status IN {LIVE_IN_SQL}"
     )
+
+
+def refresh_slot_keys(db: sqlite3.Connection) -> None:
+    """Every claim's ``slot_key`` read again from its statement, and the reading's version
+    (``lsp_memory.slots.VERSION``) noted in ``store_meta``: at version 7, and whenever a
+    store is opened by an lsp-memory that reads statements differently (``connect``)."""
+    from lsp_memory.slots import VERSION, slot_key
+
+    rows = db.execute("SELECT id, statement, slot_key FROM claims").fetchall()
+    changed = [(key, row) for row, text, old in rows if (key := slot_key(text)) != old]
+    db.executemany("UPDATE claims SET slot_key = ? WHERE id = ?", changed)
+    db.execute("INSERT OR REPLACE INTO store_meta VALUES ('slot_keys', ?)", (str(VERSION),))
+
+
+def slot_keys_stale(db: sqlite3.Connection) -> bool:
+    """Whether the store's slot keys were read by another version of the slot reading."""
+    from lsp_memory.slots import VERSION
+
+    row = db.execute("SELECT value FROM store_meta WHERE key = 'slot_keys'").fetchone()
+    return row is None or row[0] != str(VERSION)
 
 
 LIVE_IN_SQL = "('active', 'contested')"

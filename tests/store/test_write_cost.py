@@ -5,6 +5,7 @@ one (SQLite's virtual-machine steps counted, not time)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import sqlite3
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_memory import slots
 from lsp_memory.errors import UserError
 from lsp_memory.model import LIVE_STATUSES, ClaimStatus
 from lsp_memory.services.memory.interchange import add_record, import_records
@@ -295,3 +297,29 @@ def test_a_single_write_still_checks_its_links_and_names(store: Store) -> None:
     made = records.add_context("Trips")  # a name taken: another friendly id is drawn
     assert made.friendly_id != "trips"
     assert records.add_context("Rome", parent="trips").parent == "trips"
+
+
+def test_a_store_read_by_another_slot_reading_reads_its_keys_again(tmp_path: Path) -> None:
+    """A claim's slot key is how ``lsp_memory.slots`` read it when it was stored: a store
+    whose keys another version wrote (here: keys gone, another version noted) gets them
+    read again when it is opened."""
+    with open_store(tmp_path) as store:
+        lyon = Records(store, USER).add_claim("I live in Lyon", claim_type="identity")
+        store._db.execute("UPDATE claims SET slot_key = NULL")
+        store._db.execute("UPDATE store_meta SET value = '0' WHERE key = 'slot_keys'")
+    with open_store(tmp_path) as store:
+        Records(store, USER).add_claim("I moved to Oslo", claim_type="identity")
+        found = store.claim_by_uuid(USER, lyon.claim_id)
+        assert found is not None and found.status is ClaimStatus.SUPERSEDED
+        meta = store._db.execute("SELECT value FROM store_meta WHERE key = 'slot_keys'")
+        assert meta.fetchone()[0] == str(slots.VERSION)
+
+
+def test_the_slot_reading_s_version_follows_its_text() -> None:
+    """Stores keep slot keys read by ``lsp_memory.slots``; a change to it without a new
+    ``VERSION`` would leave them stale (a write would miss the claims of its slot)."""
+    digest = hashlib.sha256(Path(slots.__file__).read_bytes()).hexdigest()[:12]
+    assert (slots.VERSION, digest) == (1, "0e1ecdb6633e"), (
+        "lsp_memory/slots.py changed: bump slots.VERSION (stores then read their slot keys "
+        "again) and put the new version and digest here"
+    )

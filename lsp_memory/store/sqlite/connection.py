@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from lsp_memory.errors import StoreError
-from lsp_memory.store.schema import MIGRATIONS, Migration
+from lsp_memory.store.schema import (
+    MIGRATIONS,
+    Migration,
+    refresh_slot_keys,
+    slot_keys_stale,
+    write_lookups,
+)
 
 STORE_FILE = "memory.sqlite3"
 DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -183,6 +189,17 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
     return version
 
 
+def _refreshed(db: sqlite3.Connection) -> None:
+    """The claims' slot keys read again (``refresh_slot_keys``) in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        refresh_slot_keys(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 def _statements(script: str) -> Iterator[str]:
     """Split a migration script into statements (``executescript`` would commit early).
     ``complete_statement`` tells a terminating ``;`` from one inside a string or trigger."""
@@ -239,6 +256,8 @@ def connect(
         db.execute("PRAGMA synchronous = NORMAL")
         if version < newest:
             migrate(db, migrations)
+        if write_lookups in migrations and slot_keys_stale(db):
+            _refreshed(db)
     except sqlite3.Error as error:
         db.close()
         raise describe(error, path, busy_timeout_ms) from error
