@@ -9,7 +9,14 @@
 2. ``lsp-memory mcp`` spawned by the SDK's client ``--spawns`` times: seconds from spawn to
    the answer of a first ``search_memory`` call (on the store just filled).
 
-Targets (issue: conversations): ≥ 200 pairs/s; MCP start to first answer ≤ 1.5 s.
+With ``--report-every K`` (e.g. ``--pairs 100000 --report-every 10000 --spawns 0``), the
+cost of ingesting as the memory grows instead: the same ``--pairs`` pairs as one
+``lsp-memory ingest`` process into a fresh store (its whole time), then into another fresh
+store as files of ``K`` pairs ingested one after another, each its own process (pairs per
+second of each, and the last file's throughput over the first's).
+
+Targets (issue: conversations): ≥ 200 pairs/s; MCP start to first answer ≤ 1.5 s. Issue 24:
+100 000 pairs ≤ 5 min as one process; the last 10 000 pairs ≥ 0.8× the first 10 000's rate.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import asyncio
 import json
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,10 +43,12 @@ from benchmarks.common import (
 )
 
 
-def pairs(count: int) -> list[dict[str, Any]]:
+def pairs(count: int, start: int = 0) -> list[dict[str, Any]]:
+    """``count`` pairs of the synthetic log from pair ``start`` on: each new (its own
+    conversation of 10 pairs and time), the messages cycled from the extraction set."""
     rows = extraction_rows()
     made = []
-    for n in range(count):
+    for n in range(start, start + count):
         row = rows[n % len(rows)]
         made.append(
             {
@@ -66,13 +76,47 @@ async def first_answer(env: dict[str, str]) -> float:
     return took
 
 
+def write_pairs(path: Path, made: list[dict[str, Any]]) -> Path:
+    path.write_text("\n".join(json.dumps(p) for p in made) + "\n")
+    return path
+
+
+def growth(work: Path, count: int, every: int) -> dict[str, Any]:
+    """``count`` pairs as one process into a fresh store, then as files of ``every`` pairs
+    one after another into another: the whole time, and pairs per second per file."""
+    whole_env = isolated_env(work / "xdg", work / "whole", "bench")
+    whole = timed(whole_env, "ingest", str(write_pairs(work / "all.jsonl", pairs(count))))
+    env = isolated_env(work / "xdg", work / "grown", "bench")
+    rates = []
+    for start in range(0, count, every):
+        size = min(every, count - start)
+        source = write_pairs(work / "part.jsonl", pairs(size, start))
+        rates.append(round(size / timed(env, "ingest", str(source))))
+        print(f"pairs {start + size}: {rates[-1]} pairs/s", file=sys.stderr, flush=True)
+    return {
+        "whole_process_s": round(whole, 1),
+        "whole_pairs_per_s": round(count / whole),
+        "report_every": every,
+        "pairs_per_s_per_file": rates,
+        "last_over_first": round(rates[-1] / rates[0], 2),
+    }
+
+
 def main() -> int:
     parser = arguments(__doc__)
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--spawns", type=int, default=5)
+    parser.add_argument("--report-every", type=int, default=0, metavar="K")
     args = parser.parse_args()
+    if args.report_every < 0 or args.pairs < 1:
+        parser.error("--pairs must be ≥ 1 and --report-every ≥ 0")
     began = time.perf_counter()
     report = start_report("ingest", parameters=vars(args))
+    if args.report_every:
+        with tempfile.TemporaryDirectory(prefix="lsp-memory-ingest-") as folder:
+            report |= growth(Path(folder), args.pairs, args.report_every)
+        emit(report, as_json=args.json, table=print, began=began)
+        return 0
     with tempfile.TemporaryDirectory(prefix="lsp-memory-ingest-") as folder:
         work = Path(folder)
         env = isolated_env(work / "xdg", work / "store", "bench")

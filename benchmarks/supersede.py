@@ -15,11 +15,24 @@ the in-memory vector index, as after writes nothing has indexed yet: each check 
 their vectors from the vector cache (claims it has no vector for would be embedded, at most
 ``EMBED_AT_MOST`` a write: ``embed_ms`` reports what embedding that many statements takes).
 Target (issue 23): a single write with supersede ≤ 50 ms p99.
+
+``--writes`` times whole single writes instead — ``Records.add_claim`` as ``claim add`` and
+MCP ``remember`` call it: the statement embedded, the supersede check, the keys and the
+insert — on a copy of ``--store`` in a scratch folder (``--store`` is not written), after
+one write of each type (the first ``all`` write supersedes every live claim of its type).
+With ``--small N`` the same writes also go to a store of the first N claims of ``--store``
+(claims only, their links dropped; imported, then indexed from the vector cache), and the
+report gives each percentile's ratio, large over small. Issue 24's target: a single write at
+100 000 claims ≤ 1.5× its time at 1 000.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,9 +73,16 @@ def main() -> int:
     parser.add_argument("--user", default="bench")
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--unindexed", type=int, default=0, help="claims per type unindexed")
+    parser.add_argument("--writes", action="store_true", help="time whole single writes")
+    parser.add_argument("--small", type=int, default=0, metavar="N", help="and on N claims")
     args = parser.parse_args()
     began = time.perf_counter()
     report = start_report("supersede", parameters=vars(args))
+    if args.writes:
+        with tempfile.TemporaryDirectory(prefix="lsp-memory-writes-") as folder:
+            report |= writes(Path(folder), args)
+        emit(report, as_json=args.json, table=print, began=began)
+        return 0
     app = App(Config(store=args.store, cache=args.cache, user=args.user))
     started = time.perf_counter()
     side = app.vectors
@@ -121,6 +141,91 @@ def main() -> int:
     app.close()
     emit(report, as_json=args.json, table=print_rules, began=began)
     return 0
+
+
+def statements(rng: random.Random, count: int, run: str) -> list[tuple[str, str]]:
+    """``count`` new ``(type, statement)`` pairs of every rule, each unique (so embedded)."""
+    made = []
+    for n in range(count):
+        claim_type = rng.choice(sorted(STATEMENTS))
+        template = rng.choice(STATEMENTS[claim_type])
+        words = {k: rng.choice(v) for k, v in WORDS.items()}
+        made.append((claim_type, template.format(**words) + f" {run}{n}"))
+    return made
+
+
+def timed_writes(store: Path, cache: Path, user: str, samples: int) -> dict[str, Any]:
+    """Single writes into ``store``: one of each type first, then ``samples`` timed."""
+    app = App(Config(store=store, cache=cache, user=user))
+    assert app.vectors is not None, "no embedding model"
+    records = app.records()
+    run = new_uuid()[:6]
+    for claim_type in sorted(STATEMENTS):  # warm-up; the first `all` write supersedes them all
+        records.add_claim(STATEMENTS[claim_type][0].format(city="Rome", company="Acme",
+                          tea="mint") + f" {run}", claim_type=claim_type)  # fmt: skip
+    took = []
+    for claim_type, statement in statements(random.Random(7), samples, run):
+        started = time.perf_counter()
+        records.add_claim(statement, claim_type=claim_type)
+        took.append((time.perf_counter() - started) * 1000)
+    claims = app.store._db.execute("SELECT count(*) FROM claims").fetchone()[0]
+    vectors = len(app.vectors.index)
+    app.close()
+    return {
+        "claims": claims,
+        "vectors": vectors,
+        **{f"p{p}_ms": round(percentile(took, p), 2) for p in (50, 90, 99)},
+        "max_ms": round(max(took), 2),
+    }
+
+
+def small_store(work: Path, big: Path, cache: Path, user: str, count: int) -> Path:
+    """A store of the first ``count`` claims of ``big`` (claims only, links dropped),
+    indexed with the vectors ``cache`` already holds. ``big`` is the scratch copy (opening a
+    store migrates it)."""
+    app = App(Config(store=big, cache=cache, user=user))
+    kept = []
+    for line in app.export_records():
+        record = json.loads(line)
+        if record.get("kind") == "claim":
+            kept.append({k: record[k] for k in ("kind", "statement", "claim_types", "status")
+                         if k in record})  # fmt: skip
+            if len(kept) == count:
+                break
+    app.close()
+    small = App(Config(store=work / "small", cache=cache, user=user))
+    small.import_records("\n".join(map(json.dumps, kept)).encode(), source="small")
+    small.keeper.index(full=True, embed=True)
+    small.close()
+    return work / "small"
+
+
+def index_key(store: Path) -> str:
+    """The name of a store's folder of indexes in the cache (``App.index_folder``)."""
+    return hashlib.sha1(str(store.resolve()).encode()).hexdigest()[:16]
+
+
+def writes(work: Path, args: Any) -> dict[str, Any]:
+    """``--writes``: whole single writes on a copy of the store, and on a small one."""
+    cache = work / "cache"
+    shutil.copytree(args.cache, cache)  # the writes' embeddings go to the copy
+    shutil.copytree(args.store, work / "large")
+    # A store's indexes are found by its path: the copy takes over the original's (the
+    # cache's only ones when it was copied from where the store was built).
+    indexes = cache / "indexes"
+    built = indexes / index_key(args.store)
+    if not built.exists():
+        [built] = list(indexes.iterdir())
+    built.rename(indexes / index_key(work / "large"))
+    found = {"large": timed_writes(work / "large", cache, args.user, args.samples)}
+    if args.small:
+        small = small_store(work, work / "large", cache, args.user, args.small)
+        found["small"] = timed_writes(small, cache, args.user, args.samples)
+        found["large_over_small"] = {
+            key: round(found["large"][key] / found["small"][key], 2)
+            for key in ("p50_ms", "p90_ms", "p99_ms")
+        }
+    return {"writes": found}
 
 
 def print_rules(report: dict[str, Any]) -> None:

@@ -263,7 +263,7 @@ def test_a_merge_that_would_lose_a_value_is_a_review_item(app: App) -> None:
 
 
 def test_two_budgets_of_one_trip_are_two_values_of_one_slot(app: App) -> None:
-    """The slot is read as supersede on write reads it (``services.memory.slots``): a budget
+    """The slot is read as supersede on write reads it (``lsp_memory.slots``): a budget
     for a purpose is a slot of its own, and its value keeps its thousands separator."""
     add(app, "My budget for the trip is £1,500", "constraint")
     add(app, "My budget for the trip is £2,000", "constraint")

@@ -378,7 +378,7 @@ def copy_rows(old: sqlite3.Connection, newer: Path) -> None:
 
 def test_migration_from_version_6_fills_the_sizes(tmp_path: Path) -> None:
     folder = tmp_path / "old"
-    with open_store(tmp_path / "new") as new:  # today's writer writes version 7's tables
+    with open_store(tmp_path / "new") as new:  # today's writer writes version 7's tables (and 8's)
         import_records(new, KB.read_bytes(), user=USER, source=str(KB))
     with open_store(folder, migrations=MIGRATIONS[:6]) as old:
         assert old.schema_version == 6

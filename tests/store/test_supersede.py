@@ -16,9 +16,9 @@ from lsp_memory.model import ClaimStatus
 from lsp_memory.services.kernel.lineage import successor
 from lsp_memory.services.memory.interchange import add_record, import_records
 from lsp_memory.services.memory.records import Records
-from lsp_memory.services.memory.slots import USER as USER_
-from lsp_memory.services.memory.slots import Fact, Person, fact
 from lsp_memory.services.memory.supersede import EMBED_AT_MOST
+from lsp_memory.slots import USER as USER_
+from lsp_memory.slots import Fact, Person, fact
 from lsp_memory.store.sqlite import Store
 from lsp_memory.store.vectors import content_hash
 

@@ -51,7 +51,7 @@ from lsp_memory.model import KNOWN_TYPES
 from lsp_memory.services.kernel.command import CommandFailed
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import statement_problem
-from lsp_memory.services.memory.slots import ADJECTIVES, RELATIONS
+from lsp_memory.slots import ADJECTIVES, RELATIONS
 from lsp_memory.text import blank, without_controls
 
 MIN_WORDS = 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from lsp_memory.services.memory.slots import USER, fact
+from lsp_memory.slots import USER, fact
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d,.]*\d|\d")
 
@@ -165,7 +165,7 @@ def lost(loser: str, winner: str) -> frozenset[str]:
 
 # -- values on one slot -----------------------------------------------------------------------
 # Who a statement is about and which of their slots it fills are read as supersede on write
-# reads them (``services.memory.slots``): one vocabulary for both rules.
+# reads them (``lsp_memory.slots``): one vocabulary for both rules.
 
 _SPLIT = re.compile(r" (?:and|but|because|since|so|as well|while|where|who|which) ", re.I)
 _TIME_WORDS = frozenset("now currently anymore again nowadays lately today still".split())

@@ -32,7 +32,7 @@ from lsp_memory.model import (
 )
 from lsp_memory.runtime import collector_paused
 from lsp_memory.services.kernel.claim_form import claim_record, default_origin, drop_none
-from lsp_memory.store.sqlite import Batch, Store, UserKeys
+from lsp_memory.store.sqlite import Batch, Store, StoredKeys, UserKeys
 from lsp_memory.text import blank, first_control
 
 _Tree = TypeVar("_Tree", Context, Tag)
@@ -242,13 +242,13 @@ class _UserPlan:
     # Ids given in the file that another user holds → the new ids they are stored under.
     renamed: dict[str, str] = field(default_factory=dict)
     # Friendly ids taken in the store or earlier in the file, per kind.
-    taken: dict[str, set[str]] = field(default_factory=dict)
+    taken: dict[str, set[str] | StoredKeys] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.taken = {
-            "tag": set(self.keys.tag_parents),
-            "context": set(self.keys.context_parents),
-            "entity": set(self.keys.entity_friendly_ids),
+        self.taken = {  # copies (`| set()`): `take` adds to them
+            "tag": self.keys.tag_friendly_ids | set(),
+            "context": self.keys.context_friendly_ids | set(),
+            "entity": self.keys.entity_friendly_ids | set(),
         }
 
     def take(self, kind: str, fid: str) -> None:
@@ -259,16 +259,20 @@ class _UserPlan:
 
 
 class _Importer:
-    def __init__(self, store: Store, default_user: str, now: str) -> None:
+    def __init__(self, store: Store, default_user: str, now: str, *, single: bool = False) -> None:
+        """``single``: one record (a single write), checked against the store's keys one at a
+        time rather than all of them loaded."""
         self.store = store
         self.default_user = default_user
         self.now = now
+        self.single = single
         self.problems: list[tuple[int, str]] = []
         self.plans: dict[str, _UserPlan] = {}
 
     def plan(self, user: str) -> _UserPlan:
         if user not in self.plans:
-            self.plans[user] = _UserPlan(user=user, keys=self.store.keys(user))
+            keys = self.store.keys(user, probed=self.single)
+            self.plans[user] = _UserPlan(user=user, keys=keys)
         return self.plans[user]
 
     def run(self, lines: list[_Line]) -> Batch:
@@ -471,7 +475,7 @@ class _Importer:
         problems = self.problems
         _check_parents(plan.contexts, keys.context_parents, "context", problems)
         _check_parents(plan.tags, keys.tag_parents, "tag", problems)
-        entities = plan.entities.keys() | keys.entity_friendly_ids
+        entities = keys.entity_friendly_ids | plan.entities.keys()
         for number, entity in plan.entities.values():
             declared = (
                 plan.types[entity.type][1].fields
@@ -487,8 +491,8 @@ class _Importer:
                                 f"entity: field {spec.name!r} refers to unknown entity {target!r}",
                             )
                         )
-        contexts = plan.contexts.keys() | keys.context_parents.keys()
-        tags = plan.tags.keys() | keys.tag_parents.keys()
+        contexts = keys.context_friendly_ids | plan.contexts.keys()
+        tags = keys.tag_friendly_ids | plan.tags.keys()
         fids: dict[str, int] = {}
         numbers: dict[int, int] = {}
         for number, claim in plan.claims:
@@ -655,18 +659,23 @@ def _check_parents(
     problems: list[tuple[int, str]],
 ) -> None:
     """Every parent exists for the same user, and no chain of parents loops."""
-    parents = {**stored, **{fid: r.parent for fid, (_, r) in records.items()}}
+    # Looked up, not copied: ``stored`` may be probed one key at a time (a single write).
+    new = {fid: r.parent for fid, (_, r) in records.items()}
+
+    def known(fid: str) -> bool:
+        return fid in new or fid in stored
+
     for fid, (number, record) in records.items():
         if record.parent is None:
             continue
-        if record.parent not in parents:
+        if not known(record.parent):
             problems.append((number, f"{kind}: parent {record.parent!r} is not a known {kind}"))
             continue
         chain = [fid]
         current: str | None = record.parent
-        while current is not None and current in parents and current not in chain:
+        while current is not None and known(current) and current not in chain:
             chain.append(current)
-            current = parents[current]
+            current = new[current] if current in new else stored[current]
         if current == fid:
             problems.append((number, f"{kind}: parent cycle {' → '.join([*chain, fid])}"))
 
@@ -706,7 +715,7 @@ def add_record(
     ``UserError`` with the reason alone. ``supersedes``: given the new claim, the ids of the
     claims it supersedes, marked so in the same transaction."""
     for attempt in range(_ATTEMPTS):
-        importer = _Importer(store, user, ids.now())
+        importer = _Importer(store, user, ids.now(), single=True)
         try:
             batch = importer.run([_Line(1, record)])
         except ImportFailed:

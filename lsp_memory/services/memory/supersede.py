@@ -5,7 +5,7 @@ Each claim type has a rule, chosen by the ``supersede`` setting or else the buil
 - ``similar`` (identity, preference, project-active, goal, constraint): the older claim says
   the same thing (cosine ≥ 0.85 between the statements), or fills the same slot of the same
   subject ("I live in Lyon", then "I moved to Berlin"; "My budget is £1,500", then "My
-  budget is now £2,000"; see ``services.memory.slots``).
+  budget is now £2,000"; see ``lsp_memory.slots``).
 - ``person`` (relationship): the older claim says the same thing (cosine ≥ 0.85), or fills
   the same slot of the same person — the same person named at the start ("my sister Ana",
   "Ana") or a linked entity in common. "My sister Ana is a doctor" leaves "My sister Ana
@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lsp_memory.model import LIVE_STATUSES, Claim, doc_id, doc_key
-from lsp_memory.services.memory.slots import SOMEONE, USER, Person, fact, slot_words
 from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.slots import SOMEONE, USER, Person, fact, key_of
 from lsp_memory.store.sqlite import Store
 
 SIMILAR = 0.85
@@ -116,11 +116,11 @@ def _similar(
     )
     chosen = {doc_key(key) for key, score in nearest if score >= SIMILAR}
     missing = _unindexed(store, user, claim, vectors)
-    if missing:
-        unit = normalise(query)
-        for claim_id, vector in missing.items():
-            if float(normalise(vector) @ unit) >= SIMILAR:
-                chosen.add(claim_id)
+    if missing:  # one matrix product (normalising 64 vectors one by one took 1.6 ms)
+        import numpy as np
+
+        scores = normalise(np.stack(list(missing.values()))) @ normalise(query)
+        chosen.update(c for c, score in zip(missing, scores, strict=True) if score >= SIMILAR)
     return chosen
 
 
@@ -165,9 +165,10 @@ def _same_slot(store: Store, user: str, claim: Claim, *, by_entity: bool) -> set
         return set()
     chosen: set[str] = set()
     if new.who != SOMEONE:
-        candidates = store.live_statements_like(
-            user, claim.claim_type, _prefixes(new.who), slot_words(new.slot)
-        )
+        # By the store's slot key (an index lookup: a LIKE scan over the type's statements
+        # was 11-13 ms a write at 100k claims), then read again as the old rule did.
+        slot = key_of(new.who, new.slot)
+        candidates = store.live_statements_in_slot(user, claim.claim_type, slot)
         for claim_id, statement in candidates:
             old = fact(statement, slot=new.slot)
             if old is not None and old.slot == new.slot and old.who.same(new.who):
@@ -188,14 +189,3 @@ def _others(one: Person, two: Person) -> bool:
     if (one == USER) != (two == USER):
         return True
     return bool(one.name and two.name and one.name != two.name)
-
-
-def _prefixes(who: Person) -> list[str]:
-    """How a statement about ``who`` starts (SQL ``LIKE`` prefixes, any case)."""
-    if who == USER:
-        return ["I ", "I'", "I’", "my ", "User "]
-    found = ["my "]  # "my sister Ana …" is about Ana too
-    if who.name:  # LIKE ignores the case of ASCII letters only: "élodie" and "Élodie"
-        for name in {who.name, who.name[:1].upper() + who.name[1:]}:
-            found += [f"{name} ", f"{name}'", f"{name}’"]
-    return found

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.schema import MIGRATIONS, Migration
 from lsp_memory.store.sqlite.changes import Change, ChangeLog
 from lsp_memory.store.sqlite.claims import MAX_TREE_DEPTH, Claims
 from lsp_memory.store.sqlite.connection import (
@@ -52,7 +52,7 @@ from lsp_memory.store.sqlite.lifecycle import (
 )
 from lsp_memory.store.sqlite.rename import Renames
 from lsp_memory.store.sqlite.tiers import TierQueries
-from lsp_memory.store.sqlite.writer import Batch, BulkWrites, UserKeys
+from lsp_memory.store.sqlite.writer import Batch, BulkWrites, StoredKeys, UserKeys
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
@@ -74,6 +74,7 @@ __all__ = [
     "Run",
     "StaleError",
     "Store",
+    "StoredKeys",
     "Undone",
     "UserKeys",
     "describe",
@@ -93,7 +94,7 @@ def open_store(
     folder: Path,
     *,
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-    migrations: Sequence[str] = MIGRATIONS,
+    migrations: Sequence[Migration] = MIGRATIONS,
 ) -> Store:
     """Open (creating if needed) the store in ``folder`` and bring its schema up to date.
 

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from lsp_memory.errors import StoreError
-from lsp_memory.store.schema import MIGRATIONS
+from lsp_memory.store.schema import (
+    MIGRATIONS,
+    Migration,
+    refresh_slot_keys,
+    slot_keys_stale,
+    write_lookups,
+)
 
 STORE_FILE = "memory.sqlite3"
 DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -160,7 +166,7 @@ class StoreBase:
 # -- opening and migrating --------------------------------------------------------------------
 
 
-def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> int:
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the store has not had yet, each in its own transaction with its
     version bump, so a failure leaves the store at the last good version. Returns the
     version reached."""
@@ -168,8 +174,12 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> i
     for target in range(version + 1, len(migrations) + 1):
         db.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(migrations[target - 1]):
-                db.execute(statement)
+            step = migrations[target - 1]
+            if callable(step):
+                step(db)
+            else:
+                for statement in _statements(step):
+                    db.execute(statement)
             db.execute(f"PRAGMA user_version = {target}")
         except BaseException:
             db.execute("ROLLBACK")
@@ -177,6 +187,17 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> i
         db.execute("COMMIT")
         version = target
     return version
+
+
+def _refreshed(db: sqlite3.Connection) -> None:
+    """The claims' slot keys read again (``refresh_slot_keys``) in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        refresh_slot_keys(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -195,7 +216,7 @@ def connect(
     folder: Path,
     *,
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-    migrations: Sequence[str] = MIGRATIONS,
+    migrations: Sequence[Migration] = MIGRATIONS,
 ) -> tuple[sqlite3.Connection, Path]:
     """The connection to the store file in ``folder`` (created if needed), its schema brought
     up to date, and the file's path; ``open_store`` wraps it in a ``Store``.
@@ -235,6 +256,8 @@ def connect(
         db.execute("PRAGMA synchronous = NORMAL")
         if version < newest:
             migrate(db, migrations)
+        if write_lookups in migrations and slot_keys_stale(db):
+            _refreshed(db)
     except sqlite3.Error as error:
         db.close()
         raise describe(error, path, busy_timeout_ms) from error

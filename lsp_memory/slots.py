@@ -1,6 +1,8 @@
 """Slots: who a statement is about and which of their attributes it gives a value for.
 
-Supersede on write (``services.memory.supersede``) replaces an older claim by slot: "My
+Pure (standard library only), below the store: the store keeps each claim's ``slot_key``
+(``key_of``), so a write finds the claims of its slot by an index lookup. Supersede on
+write (``services.memory.supersede``) replaces an older claim by slot: "My
 sister Ana lives in Porto" and "My sister Ana moved to Lisbon" fill the same slot (Ana's
 residence), so the newer wins; "My sister Ana is a doctor" fills another (her occupation), so
 both stay. A statement is read as a **subject** — the user ("I", "my …" of the user's own
@@ -159,32 +161,6 @@ ATTRIBUTES: Mapping[str, str] = {
 """Attributes named outright — "my budget is £1,500", "Ana's birthday is 3 May", "my
 sister's job is …" — and the slot each fills ("job" and "occupation" are one slot)."""
 
-SLOT_WORDS: Mapping[str, tuple[str, ...]] = {
-    "residence": ("live", "reside", "moved", "relocated", "based", "living"),
-    "employer": ("work", "joined", "employer", "company"),
-    "workplace": ("work",),
-    "occupation": ("work", " a ", " an ", "job", "occupation", "profession", "role"),
-    "age": ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
-    "partner": ("married", "single", "divorced", "engaged", "separated", "widowed", "dating",
-                "seeing", "relationship", "broke", "broken", "split"),
-    "birthday": ("born", "birthday", "birth"),
-    "health": ("ill", "sick", "unwell", "hospital", "pregnant", "recovering", "better", "well",
-               "healthy", "remission"),
-    "favourite": ("favourite", "favorite"),
-}  # fmt: skip
-"""Words one of which every statement of a slot holds: the store's cheap pre-filter for
-candidates (an attribute's slot is found by the attribute's own words)."""
-
-
-def slot_words(slot: str) -> tuple[str, ...]:
-    """The pre-filter words of ``slot`` (see ``SLOT_WORDS``)."""
-    if slot.startswith("favourite "):
-        return SLOT_WORDS["favourite"]
-    found = SLOT_WORDS.get(slot, ())
-    named = tuple(attr for attr, filled in ATTRIBUTES.items() if filled == slot)
-    return found + named
-
-
 # -- reading a statement ---------------------------------------------------------------------------
 
 _NOT_NAMES = frozenset(
@@ -290,3 +266,27 @@ def _predicate(rest: str, forms: Sequence[tuple[str, re.Pattern[str]]]) -> tuple
 def _clean(value: str) -> str:
     value = re.sub(r"^(?:now|currently|still|actually) ", "", value.strip().lower())
     return re.sub(r"^(?:the|a|an) ", "", value)
+
+
+# -- the slot key the store keeps ---------------------------------------------------------------
+
+VERSION = 1
+"""The version of how this module reads a statement. Bump it with any change to the reading
+(a form, a word, a rule): a store keeps each claim's ``slot_key`` and reads them all again
+when a version with another number opens it (``store.schema.refresh_slot_keys``, about 2 s
+per 100 000 claims). ``tests/store/test_write_cost.py`` pins this file's text to it."""
+
+
+def key_of(who: Person, slot: str) -> str:
+    """The store's ``slot_key`` for ``slot`` of ``who``: the slot and the person's name, or
+    their relation when unnamed ("me" for the user). Two subjects that are the ``same``
+    have one key; the key does not tell "my sister Ana" from "my brother Ana" (the caller
+    checks ``same``)."""
+    return f"{slot}\t{'@' + who.name if who.name else who.relation}"
+
+
+def slot_key(statement: str) -> str | None:
+    """The ``slot_key`` written with a claim: ``key_of`` the statement's subject and slot
+    as ``fact`` reads it (no pronouns), or None when it fills no slot."""
+    found = fact(statement)
+    return None if found is None else key_of(found.who, found.slot)
