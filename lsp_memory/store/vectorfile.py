@@ -238,12 +238,15 @@ class VectorFile:
             raise Unusable(f"{self.path} is damaged ({len(found)} ids for {self.count} rows)")
         return found
 
-    def exact(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
-        """The float32 rows ``rows`` (in that order), read from the file: row by row for a
-        few, a block at a time for many."""
+    def exact(
+        self, rows: npt.NDArray[np.intp], *, out: npt.NDArray[np.float32] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """The float32 rows ``rows`` (in that order), read from the file into ``out`` (a new
+        array when None): row by row for a few, a block at a time for many."""
         dim, start = self.dim, self._layout.exact
         width = 4 * dim
-        out = np.empty((len(rows), dim), dtype=np.float32)
+        if out is None:
+            out = np.empty((len(rows), dim), dtype=np.float32)
         if len(rows) * 16 < self.count:
             for at, row in enumerate(rows.tolist()):
                 out[at] = np.frombuffer(os.pread(self._fd, width, start + row * width), "<f4")

@@ -900,24 +900,29 @@ class VectorIndex:
         return [(doc_id, score) for score, doc_id in ranked[:k]]
 
     def _exact(self, doc_ids: Iterable[str]) -> tuple[list[str], FloatMatrix]:
-        """The ids of ``doc_ids`` that are in the index and their stored unit vectors."""
+        """The ids of ``doc_ids`` that are in the index (each once; ``doc_ids`` is read
+        once, it may be a generator) and their stored unit vectors: the overlay's first."""
         found: list[str] = []
         overlay: list[int] = []
-        based: list[int] = []
+        pending: list[str] = []
         for doc_id in dict.fromkeys(doc_ids):
             row = self._rows.get(doc_id)
             if row is not None:
                 found.append(doc_id)
                 overlay.append(row)
+            else:
+                pending.append(doc_id)
         later = len(found)
-        for doc_id in dict.fromkeys(doc_ids):
-            if doc_id not in self._rows and (hidden := self._base_row(doc_id)) is not None:
+        based: list[int] = []
+        for doc_id in pending:
+            hidden = self._base_row(doc_id)
+            if hidden is not None:
                 found.append(doc_id)
                 based.append(hidden)
         matrix = np.empty((len(found), self.dim), dtype=np.float32)
         matrix[:later] = self._matrix[np.array(overlay, dtype=np.intp)]
         if based and self._base is not None:
-            matrix[later:] = self._base.exact(np.array(based, dtype=np.intp))
+            self._base.exact(np.array(based, dtype=np.intp), out=matrix[later:])
         return found, matrix
 
     def similarity(self, doc_ids: Iterable[str], query: npt.ArrayLike) -> dict[str, float]:
