@@ -217,7 +217,8 @@ class VectorFile:
             self.codes = np.zeros((3, 0), dtype=np.int32)
             self._blob = np.zeros(0, dtype=np.uint8)
             return
-        mapped = np.frombuffer(mmap.mmap(self._fd, size, access=mmap.ACCESS_READ), np.uint8)
+        self._map = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ)
+        mapped = np.frombuffer(self._map, np.uint8)
         self.quant = (
             mapped[layout.quant : layout.quant + count * dim].view(np.int8).reshape(count, dim)
         )
@@ -227,6 +228,13 @@ class VectorFile:
         for column, names in zip(self.codes, self.names, strict=True):
             if count and (int(column.min()) < 0 or int(column.max()) >= len(names)):
                 raise Unusable(f"{path} is damaged (a code with no name)")
+
+    def release_quant(self) -> None:
+        """Take the int8 rows' pages out of this process's resident memory (they stay in
+        the page cache, and are read again if used): for a caller that copied them."""
+        if self.count:
+            end = self._layout.scales - self._layout.scales % mmap.PAGESIZE
+            self._map.madvise(mmap.MADV_DONTNEED, 0, end)
 
     @cached_property
     def ids(self) -> list[str]:

@@ -630,6 +630,7 @@ class VectorIndex:
         self._base_codes = np.zeros((3, 0), dtype=np.int32)  # user, kind, status; our codes
         self._base_live = 0
         self._base_index: dict[str, int] | None = None
+        self._quant: npt.NDArray[np.int8] | None = None  # see _scanned
 
     @classmethod
     def over(cls, base: VectorFile, *, capacity: int = 1024) -> VectorIndex:
@@ -653,6 +654,7 @@ class VectorIndex:
         self._base_alive = np.ones(base.count, dtype=bool)
         self._base_live = base.count
         self._base_index = None
+        self._quant = None
         self._size = 0
         self._ids, self._rows = [], {}
         self._version += 1
@@ -847,6 +849,22 @@ class VectorIndex:
             (score, ids[row]) for score, row in zip(scores.tolist(), rows.tolist(), strict=True)
         ]
 
+    def _scanned(self) -> npt.NDArray[np.int8]:
+        """The int8 rows a search scans: the file's mapped pages for a process's first
+        search, a private copy from the second on. The copy (45 MiB at 117k rows, ~15 ms)
+        scans 3× faster (2 ms against 6 ms, measured): NumPy puts it on huge pages, and the
+        CPU's prefetcher stops at the mapping's every 4 KiB page. A command line process
+        searches once and never pays for it."""
+        base = self._base
+        assert base is not None
+        if self._quant is None:
+            self._quant = base.quant
+            return base.quant
+        if self._quant is base.quant:
+            self._quant = np.array(base.quant)
+            base.release_quant()  # else resident twice
+        return self._quant
+
     def _base_hits(self, unit: FloatVector, k: int, mask: npt.NDArray[np.bool_]) -> Hits:
         """The vector file's best rows for a search, scored exactly: the int8 scan keeps the
         ``max(64, 4k)`` best (and those tied with the last), the float32 rows decide."""
@@ -857,10 +875,11 @@ class VectorIndex:
         if rows.size > wanted:
             peak = float(np.abs(unit).max()) or 1.0
             query = np.rint(unit * (127 / peak)).astype(np.int8)
+            quant = self._scanned()
             if rows.size * 4 < base.count:
-                approx = _dot_int8(base.quant[rows], query)
+                approx = _dot_int8(quant[rows], query)
             else:
-                approx = _dot_int8(base.quant, query)[rows]
+                approx = _dot_int8(quant, query)[rows]
             approx *= base.scales[rows]
             cut = np.partition(approx, rows.size - wanted)[rows.size - wanted]
             rows = rows[approx >= cut]
