@@ -12,6 +12,10 @@ embedding). Measured, each in fresh processes, the indexes already built:
 2. ``--runs`` fresh processes that open the app, then its vector side (the model, then the
    vectors), then run 5 dense searches: seconds to open the side, VmRSS (and RssAnon,
    RssFile) before it, after it and after the searches, in MiB; medians.
+3. One process: 300 queries (stored vectors of random documents plus noise), after 20 warm-up
+   searches, through ``VectorIndex.search`` (top 10 of the user; and of active claims), and
+   ``similarity`` of 20 random documents each: p50/p99 in ms
+   (``benchmarks.common.latency_ms``); VmRSS at the end.
 """
 
 from __future__ import annotations
@@ -50,6 +54,49 @@ steps["searched"] = proc_status()
 steps["documents"] = len(side.index)
 print(json.dumps(steps))
 """
+
+
+SEARCHES_CHILD = """
+import json, numpy as np, time
+from benchmarks.common import latency_ms, proc_status
+from lsp_memory.app import App
+from lsp_memory.config import load_config
+app = App(load_config()[0])
+side = app.vectors
+user = app.config.user
+rng = np.random.default_rng(7)
+ids = [row[0] for row in side.catalog.embedded()]
+picked = side.index.vectors([ids[i] for i in rng.integers(0, len(ids), 300)])
+queries = [v + rng.normal(0, 0.04, v.shape).astype(np.float32) for v in picked.values()]
+for query in queries[:20]:
+    side.index.search(query, k=10, user=user)
+found = {}
+for name, options in (("all", {}), ("active_claims", {"kinds": ["claim"], "statuses": ["active"]})):
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        side.index.search(query, k=10, user=user, **options)
+        samples.append(time.perf_counter() - started)
+    found[name] = latency_ms(samples)
+samples = []
+for query in queries:
+    some = [ids[i] for i in rng.integers(0, len(ids), 20)]
+    started = time.perf_counter()
+    side.index.similarity(some, query)
+    samples.append(time.perf_counter() - started)
+found["similarity_20"] = latency_ms(samples)
+found["memory"] = proc_status()
+print(json.dumps(found))
+"""
+
+
+def searches(prepared: Prepared) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCHES_CHILD],
+        env=prepared.env(), check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 def cli_search(prepared: Prepared, runs: int) -> dict[str, Any]:
@@ -116,6 +163,7 @@ def main() -> int:
     prepared = prepare_in(args.cache, args.claims, args.notes, args.seed)
     report["cli_search"] = cli_search(prepared, args.runs)
     report["open_side"] = open_side(prepared, args.runs)
+    report["searches"] = searches(prepared)
     report["harness_memory"] = proc_status()
     emit(report, as_json=True, began=started)
     return 0
