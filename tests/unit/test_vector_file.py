@@ -16,10 +16,16 @@ from hypothesis import strategies as st
 from lsp_memory.store import vectorfile
 from lsp_memory.store.vectorfile import Stamp, Unusable, VectorFile
 from lsp_memory.store.vectors import VectorIndex, normalise
+from tests.unit.test_vectors_index import (
+    KINDS,
+    Operation,
+    Reference,
+    apply_operations,
+    operation_lists,
+)
 
 DIM = 8
 STAMP = Stamp("model-a", DIM, "token-1", 7)
-KINDS = ["claim", "context", "entity", "note"]
 
 
 def write_random(path: Path, count: int, seed: int, dim: int = DIM) -> np.ndarray:
@@ -134,17 +140,7 @@ def test_the_int8_scan_with_rescoring_gives_the_exact_float32_top_k(tmp_path: Pa
                 assert mapped.search(query, k=k, **options) == exact.search(query, k=k, **options)
 
 
-Operation = tuple[str, int, int, int, int]  # (op, doc, user, kind, status)
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["upsert", "upsert", "remove", "status"]),
-        st.integers(0, 700),
-        st.integers(0, 2),
-        st.integers(0, 3),
-        st.integers(0, 2),
-    ),
-    max_size=80,
-)
+operations = operation_lists(700, 80)
 
 
 @settings(max_examples=40, deadline=None)
@@ -160,27 +156,13 @@ def test_a_mapped_index_with_an_overlay_matches_brute_force(
     then upserts, removals and status changes in the overlay; search, similarity and
     vectors agree with a brute-force float32 rule."""
     rng = np.random.default_rng(seed)
-    reference: dict[str, tuple[str, str, str, np.ndarray]] = {}
+    reference: Reference = {}
     index = VectorIndex(DIM, capacity=1)
     for n, row in enumerate(unit_rows(rng, 600, DIM)):
         reference[f"doc{n}"] = (f"u{n % 2}", KINDS[n % 4], f"s{n % 2}", row)
         index.upsert(f"doc{n}", *reference[f"doc{n}"][:3], row)
     assert index.save(tmp_path_factory.mktemp("v") / "v.lmvf", Stamp("m", DIM, "t", 1))
-    for op, doc, user, kind, status in ops:
-        doc_id = f"doc{doc}"
-        if op == "upsert":
-            # Few distinct vectors, so that ties are common.
-            vector = normalise(rng.integers(-1, 2, DIM).astype(np.float32) + 1e-3)
-            index.upsert(doc_id, f"u{user}", KINDS[kind], f"s{status}", vector)
-            reference[doc_id] = (f"u{user}", KINDS[kind], f"s{status}", vector)
-        elif op == "remove":
-            assert index.remove(doc_id) is (reference.pop(doc_id, None) is not None)
-        else:
-            known = doc_id in reference
-            assert index.set_status(doc_id, f"s{status}") is known
-            if known:
-                row = reference[doc_id]
-                reference[doc_id] = (row[0], row[1], f"s{status}", row[3])
+    apply_operations(index, reference, ops, rng)
     assert len(index) == len(reference)
     query = normalise(rng.standard_normal(DIM).astype(np.float32))
     kinds, statuses = ({"claim", "note"}, {"s0", "s1"}) if filtered else (None, None)
