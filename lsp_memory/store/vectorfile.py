@@ -17,7 +17,8 @@ current (the embedding queue's token and generation, ``store.catalog``). The lay
 little-endian, each section 64-byte aligned:
 
     magic "LMVF0001" | u64 header length | JSON header | int8 rows | float32 row scales
-    | float32 rows | int32 user, kind and status codes | doc ids, NUL-separated UTF-8
+    | float32 rows | int32 user, kind and status codes | int64 offsets of the doc ids
+    | int32 rows in the order of their doc ids | doc ids, UTF-8, end to end
 
 A file is written whole to a temporary name and renamed over the old one: a process that
 mapped the old file keeps reading it (the rename never changes its inode) until it maps the
@@ -29,6 +30,7 @@ model is ``Unusable`` and rebuilt by the caller.
 
 from __future__ import annotations
 
+import bisect
 import json
 import mmap
 import os
@@ -94,8 +96,16 @@ class _Layout:
         return _aligned(self.exact + 4 * self.count * self.dim)
 
     @property
-    def ids(self) -> int:
+    def offsets(self) -> int:
         return _aligned(self.codes + 12 * self.count)
+
+    @property
+    def order(self) -> int:
+        return _aligned(self.offsets + 8 * (self.count + 1))
+
+    @property
+    def ids(self) -> int:
+        return _aligned(self.order + 4 * self.count)
 
     @property
     def size(self) -> int:
@@ -123,7 +133,11 @@ def write(
     ``ids[i]`` with user, kind and status ``names[c][codes[i, c]]``; ``blocks`` give the
     unit float32 rows in order, a block at a time."""
     count, dim = len(ids), stamp.dim
-    blob = "\0".join(ids).encode("utf-8")
+    encoded = [doc_id.encode("utf-8") for doc_id in ids]
+    blob = b"".join(encoded)
+    offsets = np.zeros(count + 1, dtype="<i8")
+    np.cumsum([len(one) for one in encoded], out=offsets[1:])
+    order = np.array(sorted(range(count), key=encoded.__getitem__), dtype="<i4")
     header = json.dumps(
         {
             "model": stamp.model_id,
@@ -153,6 +167,8 @@ def write(
         if row != count:
             raise ValueError(f"{row} vectors for {count} documents")
         os.pwrite(handle, np.ascontiguousarray(codes.T, dtype="<i4").tobytes(), layout.codes)
+        os.pwrite(handle, offsets.tobytes(), layout.offsets)
+        os.pwrite(handle, order.tobytes(), layout.order)
         os.pwrite(handle, blob, layout.ids)
         os.ftruncate(handle, layout.size)
         os.fsync(handle)
@@ -215,7 +231,9 @@ class VectorFile:
             self.quant = np.zeros((0, dim), dtype=np.int8)
             self.scales = np.zeros(0, dtype=np.float32)
             self.codes = np.zeros((3, 0), dtype=np.int32)
-            self._blob = np.zeros(0, dtype=np.uint8)
+            self._offsets = np.zeros(1, dtype=np.int64)
+            self._order = np.zeros(0, dtype=np.int32)
+            self._blob = memoryview(b"")
             return
         self._map = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ)
         mapped = np.frombuffer(self._map, np.uint8)
@@ -224,10 +242,17 @@ class VectorFile:
         )
         self.scales = mapped[layout.scales : layout.scales + 4 * count].view("<f4")
         self.codes = mapped[layout.codes : layout.codes + 12 * count].view("<i4").reshape(3, count)
-        self._blob = mapped[layout.ids : layout.ids + ids_bytes]
+        self._offsets = mapped[layout.offsets : layout.offsets + 8 * (count + 1)].view("<i8")
+        self._order = mapped[layout.order : layout.order + 4 * count].view("<i4")
+        self._blob = memoryview(self._map)[layout.ids : layout.ids + ids_bytes]
         for column, names in zip(self.codes, self.names, strict=True):
             if count and (int(column.min()) < 0 or int(column.max()) >= len(names)):
                 raise Unusable(f"{path} is damaged (a code with no name)")
+        steps = np.diff(self._offsets)
+        if self._offsets[0] != 0 or self._offsets[-1] != ids_bytes or (steps < 0).any():
+            raise Unusable(f"{path} is damaged (its ids do not add up)")
+        if int(self._order.min()) < 0 or int(self._order.max()) >= count:
+            raise Unusable(f"{path} is damaged (its id order names no row)")
 
     def release_quant(self) -> None:
         """Take the int8 rows' pages out of this process's resident memory (they stay in
@@ -236,15 +261,32 @@ class VectorFile:
             end = self._layout.scales - self._layout.scales % mmap.PAGESIZE
             self._map.madvise(mmap.MADV_DONTNEED, 0, end)
 
+    def _id_bytes(self, row: int) -> bytes:
+        return bytes(self._blob[self._offsets[row] : self._offsets[row + 1]])
+
+    def ids_of(self, rows: Iterable[int]) -> list[str]:
+        """The doc ids of ``rows`` (only those are decoded: a search needs its results')."""
+        try:
+            return [self._id_bytes(row).decode("utf-8") for row in rows]
+        except UnicodeDecodeError as error:
+            raise Unusable(f"{self.path} is damaged ({error})") from None
+
     @cached_property
     def ids(self) -> list[str]:
-        """Each row's doc id (decoded on first use: a search needs only its results')."""
-        if not self.count:
-            return []
-        found = bytes(self._blob).decode("utf-8").split("\0")
-        if len(found) != self.count:
-            raise Unusable(f"{self.path} is damaged ({len(found)} ids for {self.count} rows)")
-        return found
+        """Every row's doc id, decoded on first use (~60 ms at 117k rows)."""
+        return self.ids_of(range(self.count))
+
+    def row_of(self, doc_id: str) -> int | None:
+        """The row of ``doc_id``, found by bisection in the ids' sorted order (17 ids read
+        at 117k rows, where a dictionary of them all takes ~150 ms to build)."""
+        wanted = doc_id.encode("utf-8")
+        order = self._order
+        at = bisect.bisect_left(
+            range(self.count), wanted, key=lambda i: self._id_bytes(int(order[i]))
+        )
+        if at < self.count and self._id_bytes(order[at]) == wanted:
+            return int(order[at])
+        return None
 
     def exact(
         self, rows: npt.NDArray[np.intp], *, out: npt.NDArray[np.float32] | None = None

@@ -52,6 +52,9 @@ def test_a_written_file_reads_back_equal(tmp_path: Path) -> None:
     read = VectorFile(path, "model-a", DIM)
     assert read.stamp == STAMP and read.count == 2500
     assert read.ids[:2] == ["doc:00000/é", "doc:00001/é"] and len(read.ids) == 2500
+    assert read.ids_of([7, 2]) == ["doc:00007/é", "doc:00002/é"]
+    assert [read.row_of(f"doc:{n:05d}/é") for n in (0, 1234, 2499)] == [0, 1234, 2499]
+    assert read.row_of("doc:99999/é") is None and read.row_of("") is None
     assert read.names == (["ann", "bob"], KINDS, ["active", "superseded", "retracted"])
     every = np.arange(2500, dtype=np.intp)
     assert np.array_equal(read.exact(every), rows)  # bit for bit, read in blocks
