@@ -297,7 +297,8 @@ class VectorFile:
         width = 4 * dim
         if out is None:
             out = np.empty((len(rows), dim), dtype=np.float32)
-        if len(rows) * 16 < self.count:
+        touched = np.unique(rows // _BLOCK).size * _BLOCK  # rows read a block at a time
+        if touched > 32 * len(rows):  # sparse: a read per row costs less
             for at, row in enumerate(rows.tolist()):
                 out[at] = np.frombuffer(os.pread(self._fd, width, start + row * width), "<f4")
             return out

@@ -81,7 +81,8 @@ class VectorSide:
         (token, generation), changed, gone = self.catalog.changes(mapped.stamp.generation)
         if mapped.stamp.token != token or mapped.stamp.generation > generation:
             mapped.close()
-            self._warn(f"vector file {self.file}: written for another embedding queue; rebuilt")
+            if not self.catalog.recreated:  # else the queue's own warning says it all
+                self._warn(f"vector file {self.file}: written for another embedding queue; rebuilt")
             return self._rebuild()
         index = VectorIndex.over(mapped)
         for doc_id in gone:
@@ -165,19 +166,19 @@ class VectorSide:
             said = getattr(error, "strerror", None) or error
             self._warn(f"cannot write the vector file {self.file}: {said}; vectors kept in memory")
 
-    def compact(self, *, force: bool = False) -> bool:
-        """Write the vector file anew when enough changed since it was written (``force``:
-        whenever anything did). Whether it was written."""
+    def compact(self) -> bool:
+        """Write the vector file anew when enough changed since it was written
+        (``REWRITE_AT_LEAST``), or when there is none and the index holds anything. Whether
+        it was written."""
         if self.file is None:
             return False
         base = self.index.base
         if base is None:
-            changed = len(self.index)
-            due = changed > 0
+            due = len(self.index) > 0
         else:
             changed = self.catalog.changed_since(base.stamp.generation)
             due = changed > max(REWRITE_AT_LEAST, REWRITE_SHARE * base.count)
-        if not (due or (force and changed)):
+        if not due:
             return False
         self._save(*self.catalog.state())
         return True
