@@ -18,7 +18,15 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["Distrusted", "check", "read_bytes", "remove", "replace_distrusted", "write_bytes"]
+__all__ = [
+    "Distrusted",
+    "check",
+    "open_trusted",
+    "read_bytes",
+    "remove",
+    "replace_distrusted",
+    "write_bytes",
+]
 
 
 class Distrusted(Exception):
@@ -53,16 +61,28 @@ def check(path: Path, *, limit: int | None = None) -> None:
         raise Distrusted(f"{path} {why}")
 
 
-def read_bytes(path: Path, *, limit: int) -> bytes:
-    """The bytes of the cache file at ``path``, at most ``limit`` of them; ``Distrusted``
-    when it may not be read, ``OSError`` when it cannot (missing included). The checks are
-    made on the opened file, so it cannot be swapped between check and read."""
+def open_trusted(path: Path) -> int:
+    """A read-only descriptor of the cache file at ``path`` (the caller closes it), for a
+    file read in place rather than whole; ``Distrusted`` and ``OSError`` as ``read_bytes``,
+    the checks made on the opened file."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         if error.errno == errno.ELOOP:  # the last part is a symbolic link
             raise Distrusted(f"{path} is a symbolic link") from None
         raise
+    why = _why(os.fstat(handle), None)
+    if why:
+        os.close(handle)
+        raise Distrusted(f"{path} {why}")
+    return handle
+
+
+def read_bytes(path: Path, *, limit: int) -> bytes:
+    """The bytes of the cache file at ``path``, at most ``limit`` of them; ``Distrusted``
+    when it may not be read, ``OSError`` when it cannot (missing included). The checks are
+    made on the opened file, so it cannot be swapped between check and read."""
+    handle = open_trusted(path)
     with os.fdopen(handle, "rb") as file:
         why = _why(os.fstat(handle), limit)
         if why:

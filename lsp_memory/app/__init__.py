@@ -34,7 +34,7 @@ from lsp_memory.services.memory.consolidate import Consolidation
 from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
 from lsp_memory.services.memory.records import Records
 from lsp_memory.services.memory.review import Review
-from lsp_memory.services.retrieval.embedding import VectorSide
+from lsp_memory.services.retrieval.embedding import VECTOR_FILE, VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
 from lsp_memory.services.retrieval.search import HybridSearch, search_records
 from lsp_memory.store.catalog import VectorCatalog
@@ -156,11 +156,13 @@ class App:
                 VectorCatalog(self.index_folder / "queue.sqlite3"),
                 VectorCache(self.config.cache / "vectors.sqlite3"),
                 embedder,
+                file=self.index_folder / VECTOR_FILE,
             )
             if side.catalog.distrusted:
                 self.warnings.append(f"embedding queue: {side.catalog.distrusted}; rebuilt")
             self.warnings += side.cache.warnings
             side.load()
+            self.warnings += side.warnings
         except (OSError, sqlite3.Error) as error:
             # The one cache warning of the process: the index sync that opened it (to queue
             # what it writes) would otherwise warn a second time on the same disk.

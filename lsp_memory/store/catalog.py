@@ -4,10 +4,17 @@ A small SQLite file in the cache folder, so the queue survives a restart (the se
 ``pending_embed → active``): a document is pending while its ``text`` is set, embedded once
 the text is cleared and its content hash recorded. Derived data: an unreadable file is deleted
 and recreated, and the caller rebuilds from the store.
+
+Every change is stamped with a generation (one per transaction): a document's row with the
+generation that last changed it, a removed document's id (table ``gone``) with the one that
+removed it. A vector file (``store.vectorfile``) records the generation it was written at and
+the queue's token (new whenever the queue starts afresh), so a reader knows it is current and
+finds what changed since in two indexed queries (``changes``).
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +32,12 @@ CREATE TABLE IF NOT EXISTS docs (
     text TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_pending ON docs (doc_id) WHERE text IS NOT NULL;
+CREATE TABLE IF NOT EXISTS gone (doc_id TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+"""
+_GENERATIONS = """
+CREATE INDEX IF NOT EXISTS docs_gen ON docs (gen);
+CREATE INDEX IF NOT EXISTS gone_gen ON gone (gen);
 """
 
 
@@ -75,8 +88,58 @@ class VectorCatalog:
         db = sqlite3.connect(self.path, timeout=5, isolation_level=None)
         db.execute("PRAGMA journal_mode = WAL")
         db.executescript(_SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(docs)")}
+        if "gen" not in columns:  # a queue written before generations: every row is gen 0
+            db.execute("ALTER TABLE docs ADD COLUMN gen INTEGER NOT NULL DEFAULT 0")
+        db.executescript(_GENERATIONS)
+        db.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('token', ?), ('generation', 0)",
+            (secrets.token_hex(8),),
+        )
         db.execute("SELECT count(*) FROM docs").fetchone()
         return db
+
+    def _next(self) -> int:
+        """A new generation, inside the caller's transaction."""
+        (gen,) = self._db.execute(
+            "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value"
+        ).fetchone()
+        return int(gen)
+
+    def state(self) -> tuple[str, int]:
+        """(token, generation): the queue's identity and its last generation."""
+        rows = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        return str(rows["token"]), int(rows["generation"])
+
+    def changes(
+        self, since: int
+    ) -> tuple[tuple[str, int], list[tuple[str, str, str, str, str, bool]], list[str]]:
+        """In one snapshot: ``state()``, the documents changed after generation ``since``
+        as (doc id, user, kind, status, hash, embedded), and the ids removed after it."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            state = self.state()
+            changed = [
+                (doc_id, user, kind, status, key, bool(embedded))
+                for doc_id, user, kind, status, key, embedded in db.execute(
+                    "SELECT doc_id, user, kind, status, hash, text IS NULL FROM docs WHERE gen > ?",
+                    (since,),
+                )
+            ]
+            gone = [row[0] for row in db.execute("SELECT doc_id FROM gone WHERE gen > ?", (since,))]
+        finally:
+            db.execute("COMMIT")
+        return state, changed, gone
+
+    def changed_since(self, since: int) -> int:
+        """How many documents changed or were removed after generation ``since``."""
+        (changed,) = self._db.execute(
+            "SELECT (SELECT count(*) FROM docs WHERE gen > ?) + "
+            "(SELECT count(*) FROM gone WHERE gen > ?)",
+            (since, since),
+        ).fetchone()
+        return int(changed)
 
     def close(self) -> None:
         self._db.close()
@@ -88,20 +151,31 @@ class VectorCatalog:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            gen = self._next()
             for entry in entries:
+                db.execute("DELETE FROM gone WHERE doc_id = ?", (entry.doc_id,))
                 row = db.execute(
                     "SELECT hash, text FROM docs WHERE doc_id = ?", (entry.doc_id,)
                 ).fetchone()
                 if row is not None and row[0] == entry.hash and row[1] is None:
                     db.execute(
-                        "UPDATE docs SET status = ?, user = ? WHERE doc_id = ?",
-                        (entry.status, entry.user, entry.doc_id),
+                        "UPDATE docs SET status = ?, user = ?, gen = ? WHERE doc_id = ?",
+                        (entry.status, entry.user, gen, entry.doc_id),
                     )
                     status_only.append(entry)
                     continue
                 db.execute(
-                    "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?)",
-                    (entry.doc_id, entry.user, entry.kind, entry.status, entry.hash, entry.text),
+                    "INSERT OR REPLACE INTO docs (doc_id, user, kind, status, hash, text, gen)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        entry.doc_id,
+                        entry.user,
+                        entry.kind,
+                        entry.status,
+                        entry.hash,
+                        entry.text,
+                        gen,
+                    ),
                 )
         except BaseException:
             db.execute("ROLLBACK")
@@ -110,10 +184,33 @@ class VectorCatalog:
         return status_only
 
     def remove(self, doc_ids: Iterable[str]) -> None:
-        self._db.executemany("DELETE FROM docs WHERE doc_id = ?", ((d,) for d in doc_ids))
+        ids = [(doc_id,) for doc_id in doc_ids]
+        if not ids:
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            gen = self._next()
+            db.executemany("DELETE FROM docs WHERE doc_id = ?", ids)
+            db.executemany("INSERT OR REPLACE INTO gone VALUES (?, ?)", ((d, gen) for (d,) in ids))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def clear(self) -> None:
-        self._db.execute("DELETE FROM docs")
+        """Empty the queue; a new token makes every vector file written before stale."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM docs")
+            db.execute("DELETE FROM gone")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'token'", (secrets.token_hex(8),))
+            self._next()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def pending(self, limit: int) -> list[Entry]:
         rows = self._db.execute(
@@ -128,9 +225,10 @@ class VectorCatalog:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            gen = self._next()
             db.executemany(
-                "UPDATE docs SET text = NULL WHERE doc_id = ? AND hash = ?",
-                ((e.doc_id, e.hash) for e in entries),
+                "UPDATE docs SET text = NULL, gen = ? WHERE doc_id = ? AND hash = ?",
+                ((gen, e.doc_id, e.hash) for e in entries),
             )
         except BaseException:
             db.execute("ROLLBACK")

@@ -40,6 +40,7 @@ FILES: dict[str, Callable[[Cli], Path]] = {
     "index meta": index_file("fulltext/lsp-memory-index.json"),
     "embedding queue": index_file("queue.sqlite3"),
     "vector cache": lambda cli: cli.cache / "vectors.sqlite3",
+    "vector file": index_file("vectors.lmvf"),
 }
 
 

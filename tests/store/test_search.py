@@ -167,8 +167,9 @@ def test_the_queue_survives_a_restart(tmp_path: Path) -> None:
 def test_vectors_load_from_the_cache_and_a_lost_one_leaves_the_catalog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan_from: int
 ) -> None:
-    """Loaded by one pass over the cache (large memories) or by lookups (small ones): the
-    same index; a document whose vector left the cache leaves the catalog."""
+    """Rebuilt (no vector file) by one pass over the cache (large memories) or by lookups
+    (small ones): the same index; a document whose vector left the cache leaves the
+    catalog."""
     from lsp_memory.services.retrieval import embedding
 
     monkeypatch.setattr(embedding, "_SCAN_FROM", scan_from)
@@ -180,6 +181,7 @@ def test_vectors_load_from_the_cache_and_a_lost_one_leaves_the_catalog(
     expected = side.index.search(side.embedder.embed(["sleep"])[0], k=5, user=USER)
     lost = side.catalog.embedded()[0]
     first.close()
+    (first.index_folder / embedding.VECTOR_FILE).unlink()  # else its copy of the vector serves
     with sqlite3.connect(tmp_path / "cache" / "vectors.sqlite3") as db:
         db.execute("DELETE FROM vectors WHERE hash = ?", (lost[4],))
     second = make_app(tmp_path)

@@ -132,38 +132,55 @@ def test_mean_pool_ignores_padding_and_normalises() -> None:
 
 
 Operation = tuple[str, int, int, int, int]  # (op, doc, user, kind, status)
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["upsert", "upsert", "remove", "status"]),
-        st.integers(0, 30),
-        st.integers(0, 2),
-        st.integers(0, 3),
-        st.integers(0, 2),
-    ),
-    max_size=120,
-)
+Reference = dict[str, tuple[str, str, str, FloatVector]]  # doc id → (user, kind, status, vector)
+KINDS = ["claim", "context", "entity", "note"]
+
+
+def operation_lists(docs: int, max_size: int) -> st.SearchStrategy[list[Operation]]:
+    """Upserts (half of the operations), removals and status changes of ``docs`` ids."""
+    return st.lists(
+        st.tuples(
+            st.sampled_from(["upsert", "upsert", "remove", "status"]),
+            st.integers(0, docs),
+            st.integers(0, 2),
+            st.integers(0, 3),
+            st.integers(0, 2),
+        ),
+        max_size=max_size,
+    )
+
+
+def apply_operations(
+    index: VectorIndex, reference: Reference, ops: list[Operation], rng: np.random.Generator
+) -> None:
+    """Apply ``ops`` to ``index`` and to the brute-force ``reference`` alike."""
+    for op, doc, user, kind, status in ops:
+        doc_id = f"doc{doc}"
+        if op == "upsert":
+            # Few distinct vectors, so that ties are common.
+            vector = normalise(rng.integers(-1, 2, DIM).astype(np.float32) + 1e-3)
+            index.upsert(doc_id, f"u{user}", KINDS[kind], f"s{status}", vector)
+            reference[doc_id] = (f"u{user}", KINDS[kind], f"s{status}", vector)
+        elif op == "remove":
+            assert index.remove(doc_id) is (reference.pop(doc_id, None) is not None)
+        else:
+            known = doc_id in reference
+            assert index.set_status(doc_id, f"s{status}") is known
+            if known:
+                row = reference[doc_id]
+                reference[doc_id] = (row[0], row[1], f"s{status}", row[3])
+
+
+operations = operation_lists(30, 120)
 
 
 @settings(max_examples=60, deadline=None)
 @given(operations, st.integers(0, 2**32 - 1), st.integers(1, 12))
 def test_search_matches_brute_force(ops: list[Operation], seed: int, k: int) -> None:
     rng = np.random.default_rng(seed)
-    kinds = ["claim", "context", "entity", "note"]
     index = VectorIndex(DIM, capacity=1)
-    reference: dict[str, tuple[str, str, str, FloatVector]] = {}
-    for op, doc, user, kind, status in ops:
-        doc_id = f"doc{doc}"
-        if op == "upsert":
-            # Few distinct vectors, so that ties are common.
-            vector = normalise(rng.integers(-1, 2, DIM).astype(np.float32) + 1e-3)
-            index.upsert(doc_id, f"u{user}", kinds[kind], f"s{status}", vector)
-            reference[doc_id] = (f"u{user}", kinds[kind], f"s{status}", vector)
-        elif op == "remove":
-            assert index.remove(doc_id) is (reference.pop(doc_id, None) is not None)
-        elif doc_id in reference:
-            row = reference[doc_id]
-            reference[doc_id] = (row[0], row[1], f"s{status}", row[3])
-            index.set_status(doc_id, f"s{status}")
+    reference: Reference = {}
+    apply_operations(index, reference, ops, rng)
     assert len(index) == len(reference)
     query = normalise(rng.standard_normal(DIM).astype(np.float32))
     wanted_kinds = {"claim", "note"}

@@ -1,0 +1,187 @@
+"""The vector file (``store.vectorfile``) and the index searching it in place: written whole
+and read back equal, refused when truncated, foreign or not trusted, kept by a reader while a
+new one is renamed in, and searched through the int8 scan with float32 rescoring exactly as
+the in-memory index searches (a brute-force float32 rule; no model needed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsp_memory.store import vectorfile
+from lsp_memory.store.vectorfile import Stamp, Unusable, VectorFile
+from lsp_memory.store.vectors import VectorIndex, normalise
+from tests.unit.test_vectors_index import (
+    KINDS,
+    Operation,
+    Reference,
+    apply_operations,
+    operation_lists,
+)
+
+DIM = 8
+STAMP = Stamp("model-a", DIM, "token-1", 7)
+
+
+def write_random(path: Path, count: int, seed: int, dim: int = DIM) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = normalise(rng.standard_normal((count, dim)).astype(np.float32))
+    codes = np.stack(
+        [rng.integers(0, 2, count), rng.integers(0, 4, count), rng.integers(0, 3, count)], axis=1
+    ).astype(np.int32)
+    vectorfile.write(
+        path,
+        Stamp("model-a", dim, "token-1", 7),
+        ids=[f"doc:{n:05d}/é" for n in range(count)],
+        names=(["ann", "bob"], KINDS, ["active", "superseded", "retracted"]),
+        codes=codes,
+        blocks=(rows[start : start + 1000] for start in range(0, count, 1000)),
+    )
+    return rows
+
+
+def test_a_written_file_reads_back_equal(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.lmvf"
+    rows = write_random(path, 2500, seed=1)
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.lmvf"]  # no temporary file left
+    read = VectorFile(path, "model-a", DIM)
+    assert read.stamp == STAMP and read.count == 2500
+    assert read.ids[:2] == ["doc:00000/é", "doc:00001/é"] and len(read.ids) == 2500
+    assert read.ids_of([7, 2]) == ["doc:00007/é", "doc:00002/é"]
+    assert [read.row_of(f"doc:{n:05d}/é") for n in (0, 1234, 2499)] == [0, 1234, 2499]
+    assert read.row_of("doc:99999/é") is None and read.row_of("") is None
+    assert read.names == (["ann", "bob"], KINDS, ["active", "superseded", "retracted"])
+    every = np.arange(2500, dtype=np.intp)
+    assert np.array_equal(read.exact(every), rows)  # bit for bit, read in blocks
+    few = np.array([2499, 3, 1000], dtype=np.intp)
+    assert np.array_equal(read.exact(few), rows[few])  # row by row, in the order asked
+    error = np.abs(read.quant * read.scales[:, None] - rows)
+    assert (error <= read.scales[:, None] / 2 + 1e-7).all()
+
+
+def test_an_empty_index_saves_and_searches(tmp_path: Path) -> None:
+    index = VectorIndex(DIM)
+    assert index.save(tmp_path / "v", STAMP)
+    assert len(index) == 0 and index.search(np.ones(DIM), k=3, user="ann") == []
+    index.upsert("a", "ann", "claim", "active", np.ones(DIM))
+    assert [d for d, _ in index.search(np.ones(DIM), k=3, user="ann")] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda p: os.truncate(p, p.stat().st_size - 1), "truncated"),
+        (lambda p: p.write_bytes(p.read_bytes()[:100]), "truncated"),
+        (lambda p: p.write_bytes(b"SQLite format 3\0" + bytes(500)), "not a vector file"),
+        (lambda p: p.write_bytes(b"LMVF0001" + (5).to_bytes(8, "little") + b"{oops"), "header"),
+        (lambda p: p.chmod(0o666), "may be written by other users"),
+    ],
+)
+def test_a_damaged_or_distrusted_file_is_refused_in_one_line(
+    tmp_path: Path, spoil: object, said: str
+) -> None:
+    path = tmp_path / "vectors.lmvf"
+    write_random(path, 50, seed=2)
+    spoil(path)  # type: ignore[operator]
+    with pytest.raises(Unusable, match=said) as refused:
+        VectorFile(path, "model-a", DIM)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_file_of_another_model_a_link_or_none_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.lmvf"
+    write_random(path, 50, seed=3)
+    with pytest.raises(Unusable, match="another model"):
+        VectorFile(path, "model-b", DIM)
+    with pytest.raises(Unusable, match="another model"):
+        VectorFile(path, "model-a", DIM + 1)
+    (tmp_path / "link").symlink_to(path)
+    with pytest.raises(Unusable, match="symbolic link"):
+        VectorFile(tmp_path / "link", "model-a", DIM)
+    with pytest.raises(FileNotFoundError):
+        VectorFile(tmp_path / "none", "model-a", DIM)
+
+
+def test_a_reader_keeps_its_file_while_a_new_one_is_renamed_in(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.lmvf"
+    old_rows = write_random(path, 300, seed=4)
+    old = VectorFile(path, "model-a", DIM)
+    new_rows = write_random(path, 500, seed=5)
+    assert np.array_equal(old.exact(np.arange(300, dtype=np.intp)), old_rows)
+    assert old.count == 300 and len(old.ids) == 300
+    new = VectorFile(path, "model-a", DIM)
+    assert new.count == 500 and np.array_equal(new.exact(np.arange(500, dtype=np.intp)), new_rows)
+
+
+def unit_rows(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    # Clustered, as sentence vectors are: near-ties are common, the int8 scan is tested.
+    centres = rng.standard_normal((max(1, count // 50), dim))
+    noise = rng.standard_normal((count, dim)) * 0.35
+    return normalise((centres[rng.integers(0, len(centres), count)] + noise).astype(np.float32))
+
+
+def test_the_int8_scan_with_rescoring_gives_the_exact_float32_top_k(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    dim, count = 384, 20_000
+    rows = unit_rows(rng, count, dim)
+    exact = VectorIndex(dim)
+    mapped = VectorIndex(dim)
+    for n, row in enumerate(rows):
+        for index in (exact, mapped):
+            index.upsert(f"d{n:05d}", "ann" if n % 10 else "bob", KINDS[n % 4], "active", row)
+    assert mapped.save(tmp_path / "v", Stamp("m", dim, "t", 1)) and mapped.changes == 0
+    assert mapped.base is not None and mapped.base.count == count
+    for _ in range(40):
+        query = rows[rng.integers(0, count)] + rng.standard_normal(dim).astype(np.float32) * 0.2
+        for options in ({"user": "ann"}, {"user": "bob"}, {"user": "ann", "kinds": ["note"]}):
+            for k in (1, 10, 30):
+                assert mapped.search(query, k=k, **options) == exact.search(query, k=k, **options)
+
+
+operations = operation_lists(700, 80)
+
+
+@settings(max_examples=40, deadline=None)
+@given(operations, st.integers(0, 2**32 - 1), st.integers(1, 12), st.booleans())
+def test_a_mapped_index_with_an_overlay_matches_brute_force(
+    tmp_path_factory: pytest.TempPathFactory,
+    ops: list[Operation],
+    seed: int,
+    k: int,
+    filtered: bool,
+) -> None:
+    """A vector file of 600 documents (the scan and rescoring at work: over 64 rows match),
+    then upserts, removals and status changes in the overlay; search, similarity and
+    vectors agree with a brute-force float32 rule."""
+    rng = np.random.default_rng(seed)
+    reference: Reference = {}
+    index = VectorIndex(DIM, capacity=1)
+    for n, row in enumerate(unit_rows(rng, 600, DIM)):
+        reference[f"doc{n}"] = (f"u{n % 2}", KINDS[n % 4], f"s{n % 2}", row)
+        index.upsert(f"doc{n}", *reference[f"doc{n}"][:3], row)
+    assert index.save(tmp_path_factory.mktemp("v") / "v.lmvf", Stamp("m", DIM, "t", 1))
+    apply_operations(index, reference, ops, rng)
+    assert len(index) == len(reference)
+    query = normalise(rng.standard_normal(DIM).astype(np.float32))
+    kinds, statuses = ({"claim", "note"}, {"s0", "s1"}) if filtered else (None, None)
+    expected = sorted(
+        (-float(np.float32(vector @ query)), doc_id)
+        for doc_id, (user, kind, status, vector) in reference.items()
+        if user == "u0" and (kinds is None or (kind in kinds and status != "s2"))
+    )[:k]
+    got = index.search(query, k=k, user="u0", kinds=kinds, statuses=statuses)
+    assert [doc_id for doc_id, _ in got] == [doc_id for _, doc_id in expected]
+    for (doc_id, score), (negative, _) in zip(got, expected, strict=True):
+        assert score == pytest.approx(-negative, abs=1e-5), doc_id
+    some = [f"doc{n}" for n in rng.integers(0, 700, 30)]
+    scores = index.similarity(iter(some), query)  # read once: a generator will do
+    assert scores.keys() == {d for d in some if d in reference}
+    stored = index.vectors(doc_id for doc_id in some)
+    for doc_id, score in scores.items():
+        assert score == pytest.approx(float(reference[doc_id][3] @ query), abs=1e-5)
+        assert stored[doc_id] == pytest.approx(reference[doc_id][3], abs=1e-6)
