@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from lsp_memory import refs
 from lsp_memory.config import DIAGNOSTIC_SEVERITIES
@@ -185,9 +186,55 @@ def _near(target: str, resolver: Resolver) -> str | None:
             *(f"{d}_domain" for d in store.domains(user)),
         ]
 
-    known: list[str] = store.remembered(("near ids", user), ids)
-    found = difflib.get_close_matches(target.casefold(), known, n=1, cutoff=NEAR_CUTOFF)
-    return found[0] if found else None
+    known: KnownIds = store.remembered(("near ids", user), lambda: KnownIds.of(ids()))
+    return known.closest(target.casefold(), NEAR_CUTOFF)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownIds:
+    """Ids to find a near miss among, with each one's letter counts, so that difflib's
+    ``quick_ratio`` — an upper bound of its ratio — is had for all of them in one array
+    operation and only the few that could reach the cutoff are compared in full. The answer
+    is ``difflib.get_close_matches``'s; over 7 200 ids it took ~10 ms per unresolved
+    reference, and a 1 000-line note with 50 of them 300 ms to check."""
+
+    names: tuple[str, ...]
+    alphabet: Mapping[str, int]
+    counts: Any  # numpy int32 array: a row per name, a column per letter of ``alphabet``
+    lengths: Any
+
+    @classmethod
+    def of(cls, names: Sequence[str]) -> KnownIds:
+        import numpy as np
+
+        alphabet: dict[str, int] = {}
+        for name in names:
+            for letter in name:
+                alphabet.setdefault(letter, len(alphabet))
+        counts = np.zeros((len(names), len(alphabet)), dtype=np.int32)
+        for row, name in enumerate(names):
+            for letter in name:
+                counts[row, alphabet[letter]] += 1
+        lengths = np.array([len(name) for name in names], dtype=np.int64)
+        return cls(tuple(names), alphabet, counts, lengths)
+
+    def closest(self, word: str, cutoff: float) -> str | None:
+        """The name ``difflib.get_close_matches(word, names, n=1, cutoff=cutoff)`` gives."""
+        import numpy as np
+
+        if not self.names:
+            return None
+        wanted = np.zeros(len(self.alphabet), dtype=np.int32)
+        for letter in word:
+            column = self.alphabet.get(letter)
+            if column is not None:
+                wanted[column] += 1
+        shared = np.minimum(self.counts, wanted).sum(axis=1)
+        # As difflib computes it (2.0 * matches / total), so the comparison is the same.
+        quick = 2.0 * shared / (self.lengths + len(word))
+        possible = [self.names[row] for row in np.flatnonzero(quick >= cutoff)]
+        found = difflib.get_close_matches(word, possible, n=1, cutoff=cutoff)
+        return found[0] if found else None
 
 
 # Claims --------------------------------------------------------------------------------------
