@@ -28,9 +28,11 @@ FIELDS = frozenset(
         "evidence_at",
         "updated_at",
         "archived_at",
+        "decayed_at",
     }
 )
-"""The claim fields a run may change (``updated_at`` and ``archived_at``: a merge's)."""
+"""The claim fields a run may change (``updated_at`` and ``archived_at``: a merge's;
+``decayed_at``: decay's, with the confidence)."""
 
 
 @dataclass(slots=True)
@@ -55,6 +57,7 @@ class ClaimState:
     valid_to: str | None = None
     origin: str = "stated"
     archived_at: str | None = None
+    decayed_at: str | None = None  # the moment the stored confidence is the decayed one
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +205,7 @@ class Lifecycle(StoreBase):
             "SELECT c.id, c.claim_id, c.number, c.statement, coalesce(t.type, 'fact'), "
             "c.status, c.confidence, c.pinned, c.created_at, c.updated_at, c.evidence_at, "
             "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to, "
-            "c.origin, c.archived_at "
+            "c.origin, c.archived_at, c.decayed_at "
             "FROM claims c "
             "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
         )
@@ -233,6 +236,7 @@ class Lifecycle(StoreBase):
                 valid_to=r[15],
                 origin=r[16],
                 archived_at=r[17],
+                decayed_at=r[18],
             )
             for r in self._db.execute(sql + "ORDER BY c.number", params)
         ]
