@@ -41,7 +41,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -368,8 +368,10 @@ class _Plan:
             rate = rates.rate(state.origin, state.category)
             if state.pinned or rate <= 0:
                 continue
-            start = max(t for t in (state.created_at, state.evidence_at, state.decayed_at) if t)
-            days = (self.moment - ids.moment_of(start)).total_seconds() / 86_400
+            start = ids.moment_of(
+                max(t for t in (state.created_at, state.evidence_at, state.decayed_at) if t)
+            )
+            days = (self.moment - start).total_seconds() / 86_400
             if days <= 0:
                 continue
             before = state.confidence
@@ -623,14 +625,14 @@ def _decays(last: Run | None, now: str) -> bool:
     return last is None or ids.moment_of(last.now) < ids.moment_of(now)
 
 
-def _passes(start: str, before: float, after: float, rate: float, now: str) -> str:
+def _passes(start: datetime, before: float, after: float, rate: float, now: str) -> str:
     """The moment the curve ``before`` × exp(−``rate`` · days since ``start``) reaches
     ``after`` (``now`` at zero): a claim's ``decayed_at`` once its confidence is rounded to
     ``after``. Within a rounding step of ``now``, before or after it."""
     if after <= 0:
         return now
     days = math.log(before / after) / rate
-    return ids.stored(ids.moment_of(start) + timedelta(days=days))
+    return ids.stored(start + timedelta(days=days))
 
 
 def merge_into(

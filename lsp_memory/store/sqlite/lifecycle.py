@@ -781,15 +781,27 @@ class ChangedSince(Exception):
 
 
 def _dump(value: Any) -> str:
+    if type(value) is float:
+        return repr(value)  # what json.dumps writes for a finite float, at a fifth of the time
     return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
 
 def _apply(db: sqlite3.Connection, updates: Sequence[tuple[int, str, Any]]) -> None:
+    """Write ``updates`` in order: one ``UPDATE`` per claim, run together (``executemany``)
+    for the claims whose changed fields are the same (a decay's confidence and
+    ``decayed_at``): one statement per field of 90 000 decayed claims took a second."""
+    fields: dict[int, dict[str, Any]] = {}
     for claim_row, name, value in updates:
         if name not in FIELDS:
             raise ValueError(f"a run may not change {name!r}")
         stored = json.dumps(list(value)) if name == "derived_from" else value
-        db.execute(f"UPDATE claims SET {name} = ? WHERE id = ?", (stored, claim_row))
+        fields.setdefault(claim_row, {})[name] = stored  # a later value of a field wins
+    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    for claim_row, values in fields.items():
+        groups.setdefault(tuple(values), []).append((*values.values(), claim_row))
+    for names, rows in groups.items():
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        db.executemany(f"UPDATE claims SET {assignments} WHERE id = ?", rows)
 
 
 def _next_number(db: sqlite3.Connection, table: str, user: str) -> int:
