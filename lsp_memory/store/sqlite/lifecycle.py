@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from lsp_memory.store.sqlite.changes import _log_rows
@@ -781,8 +782,12 @@ class ChangedSince(Exception):
 
 
 def _dump(value: Any) -> str:
+    # What json.dumps writes for a finite float and a string, at a fifth of the time: a run
+    # decaying 90 000 claims dumps a float and a timestamp twice each.
     if type(value) is float:
-        return repr(value)  # what json.dumps writes for a finite float, at a fifth of the time
+        return repr(value)
+    if type(value) is str:
+        return encode_basestring(value)
     return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
 
