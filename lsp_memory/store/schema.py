@@ -542,11 +542,25 @@ def slot_keys_stale(db: sqlite3.Connection) -> bool:
     return row is None or row[0] != str(VERSION)
 
 
+# Version 9: when each claim's decay was last applied. A run decays a claim over the days since
+# the later of its creation, its last evidence and `decayed_at`, and moves `decayed_at` only
+# when the claim's (rounded) confidence changes, so runs every few minutes decay as one run
+# would. Before, the days counted from the last run's `now`: each claim is given that moment
+# (its user's latest consolidation not undone; NULL without one), so its next run decays it
+# exactly as it would have. Self-contained: its version number may change at a merge.
+V9 = """
+ALTER TABLE claims ADD COLUMN decayed_at TEXT;
+UPDATE claims SET decayed_at = (
+    SELECT r.now FROM runs r WHERE r.user = claims.user AND r.kind = 'consolidate'
+    AND r.undone_at IS NULL ORDER BY r.number DESC LIMIT 1);
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A migration: an SQL script, or a function given the connection inside the migration's
 transaction (for a column filled by Python)."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, write_lookups)
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, write_lookups, V9)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

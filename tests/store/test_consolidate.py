@@ -79,7 +79,7 @@ def test_an_episode_is_evidence_once(app: App) -> None:
     assert claim(app, 1).evidence_count == 1
 
 
-def test_decay_follows_the_days_since_the_later_of_creation_evidence_and_last_run(
+def test_decay_follows_the_days_since_the_later_of_creation_evidence_and_its_last_decay(
     app: App,
 ) -> None:
     add(app, "I am learning Portuguese", "goal", confidence=0.9, derived_from=["ep-1"])
@@ -98,8 +98,71 @@ def test_decay_follows_the_days_since_the_later_of_creation_evidence_and_last_ru
     assert app.consolidation().run(DAY10).changes == []  # the same now: nothing
     assert claims_table(app) == before
     app.consolidation().run("2026-01-20T00:00:00.000000Z")  # ten more days since the run
-    expected = round(round(0.9 * math.exp(-0.09), 4) * math.exp(-0.1), 4)
-    assert claim(app, 1).confidence == pytest.approx(expected)
+    # One curve from creation: the first run's rounding (0.82253 → 0.8225) is not compounded.
+    assert claim(app, 1).confidence == pytest.approx(round(0.9 * math.exp(-0.19), 4))
+
+
+def every(start: str, step: timedelta, until: str) -> Iterator[str]:
+    """The moments from ``start`` (excluded) to ``until`` (included), ``step`` apart."""
+    moment, last = ids.moment_of(start) + step, ids.moment_of(until)
+    while moment <= last:
+        yield ids.stored(moment)
+        moment += step
+
+
+def test_decay_does_not_depend_on_how_often_consolidation_runs(app: App, tmp_path: Path) -> None:
+    """Runs every 5 minutes for 30 days (each change below the rounding) end where one run at
+    30 days does, within the rounding; so do runs every 3 days. A pinned claim never decays."""
+    inferred = {"derived_from": ["ep-1"]}
+    add(app, "I am learning Portuguese", "goal", **inferred)
+    add(app, "My passport number ends in 42", "identity", pinned=True, **inferred)
+    day30 = ids.stored(ids.moment_of(DAY1) + timedelta(days=30))
+    for now in every(DAY1, timedelta(minutes=5), day30):
+        app.consolidation().run(now)
+    once = round(0.9 * math.exp(-0.3), 4)  # 0.6667: one run at 30 days
+    assert claim(app, 1).confidence == pytest.approx(once, abs=1e-4)
+    assert claim(app, 2).confidence == 0.9
+    other = App(Config(store=tmp_path / "other", user=USER, cache=tmp_path / "cache"))
+    try:
+        add(other, "I am learning Portuguese", "goal", **inferred)
+        for now in every(DAY1, timedelta(days=3), day30):
+            other.consolidation().run(now)
+        assert claim(other, 1).confidence == pytest.approx(once, abs=1e-3)
+    finally:
+        other.close()
+
+
+def test_evidence_restarts_the_decay_clock(app: App) -> None:
+    """An episode supporting a claim raises it, and its decay counts from the episode: runs
+    every 5 minutes for 10 more days end where one curve from the evidence does."""
+    add(app, "I live in Lyon", "identity", derived_from=["ep-0"])
+    day20 = ids.stored(ids.moment_of(DAY1) + timedelta(days=20))
+    app.consolidation().run(DAY10)
+    episode(app, "ep-1", "I live in Lyon, France", day20)
+    app.consolidation().run(day20)
+    raised = claim(app, 1)
+    assert raised.evidence_count == 1 and raised.confidence > round(0.9 * math.exp(-0.09), 4)
+    day30 = ids.stored(ids.moment_of(day20) + timedelta(days=10))
+    for now in every(day20, timedelta(minutes=5), day30):
+        app.consolidation().run(now)
+    expected = round(raised.confidence * math.exp(-0.1), 4)
+    assert claim(app, 1).confidence == pytest.approx(expected, abs=1e-4)
+
+
+def test_undo_puts_back_when_decay_was_last_applied(app: App) -> None:
+    """A run's decay moves the claim's ``decayed_at`` with its confidence; undoing the run
+    puts both back, so the next run decays the claim as the undone one did."""
+    add(app, "I am learning Portuguese", "goal", derived_from=["ep-1"])
+    app.consolidation().run(DAY10)
+    before = claims_table(app)
+    report = app.consolidation().run("2026-01-20T00:00:00.000000Z")
+    fields = sorted(c["field"] for c in report.changes)
+    assert fields == ["confidence", "decayed_at"]
+    assert claims_table(app) != before
+    app.consolidation().undo(report.run_id or 0)
+    assert claims_table(app) == before
+    again = app.consolidation().run("2026-01-20T00:00:00.000000Z")
+    assert again.changes == report.changes
 
 
 def test_what_the_user_stated_outlives_a_year_of_nightly_runs(app: App) -> None:
@@ -486,9 +549,44 @@ def test_a_run_after_one_that_settled_everything_still_sees_what_is_left_to_do(
     evidence = app.consolidation().run(DAY10)
     assert {c["field"] for c in evidence.changes} >= {"evidence_count", "derived_from"}
     later = app.consolidation().run("2026-01-20T00:00:00.000000Z")
-    assert [(c["claim"], c["field"]) for c in later.changes] == [("#1", "confidence")]
+    changed = [(c["claim"], c["field"]) for c in later.changes]
+    assert changed == [("#1", "confidence"), ("#1", "decayed_at")]
     with sqlite3.connect(app.config.store / STORE_FILE) as db:
         db.execute("UPDATE claims SET confidence = 0.2 WHERE number = 2")
     dropped = app.consolidation().run("2026-01-20T00:00:00.000000Z")
     assert dropped.deprecated == 1
     assert claim(app, 2).status == "deprecated"
+
+
+def test_a_version_8_store_decays_on_its_next_run_as_before(tmp_path: Path) -> None:
+    """Version 9 gives each claim the moment its decay counted from before: its user's last
+    consolidation not undone (none: creation or evidence, as before). The next run decays it
+    over the days since, as version 8 did."""
+    from lsp_memory.store.schema import MIGRATIONS
+    from lsp_memory.store.sqlite import open_store
+
+    folder = tmp_path / "store"
+    with open_store(folder, migrations=MIGRATIONS[:8]) as old:
+        db = old._db
+        for number, user in ((1, USER), (2, "bob")):
+            db.execute(
+                "INSERT INTO claims (claim_id, user, number, friendly_id, statement, confidence, "
+                "created_at, updated_at, derived_from, origin) "
+                "VALUES (?, ?, 1, ?, 'I am learning Portuguese', 0.9, ?, ?, '[\"ep-1\"]', "
+                "'inferred')",
+                (f"c-{number}", user, f"learning_{number:04}", DAY1, DAY1),
+            )
+        for number, now, undone in ((1, DAY10, None), (2, "2026-01-15T00:00:00.000000Z", DAY10)):
+            db.execute(
+                "INSERT INTO runs (user, number, kind, now, created_at, undone_at) "
+                "VALUES (?, ?, 'consolidate', ?, ?, ?)",
+                (USER, number, now, now, undone),
+            )
+    opened = App(Config(store=folder, user=USER, cache=tmp_path / "cache"))
+    try:
+        decayed = dict(opened.store._db.execute("SELECT user, decayed_at FROM claims"))
+        assert decayed == {USER: DAY10, "bob": None}  # the run undone does not count
+        opened.consolidation().run("2026-01-20T00:00:00.000000Z")
+        assert claim(opened, 1).confidence == round(0.9 * math.exp(-0.1), 4)  # since DAY10
+    finally:
+        opened.close()

@@ -5,9 +5,11 @@ the language server every ``consolidate_every``). One run, over one user's live 
    than the claim's last evidence and not already behind it, raises its confidence by
    0.05·(1 − confidence), joins its ``derived_from`` and counts in ``evidence_count``.
 2. **Decay** — confidence × exp(−rate · days since the later of the claim's creation, its
-   last evidence and the last run), the rate per day by where the claim came from and its
-   category (``config.DecayRates``: 0.01 for claims inferred from conversations, none for
-   what the user stated). Pinned claims do not decay.
+   last evidence and ``decayed_at``, where its decay was last applied), the rate per day
+   by where the claim came from and its category (``config.DecayRates``: 0.01 for claims
+   inferred from conversations, none for what the user stated); rounded to 4 places, and
+   only a change the rounding keeps moves ``decayed_at``, so runs minutes apart decay as
+   one run would. Pinned claims do not decay.
 3. **Contradictions** — two live claims of one category with cosine ≥ 0.70 where one
    negates the other, or two claims giving different values of one slot of one person
    ("I work as a backend developer" / "I work in frontend now", whatever their cosine;
@@ -39,6 +41,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -352,18 +355,32 @@ class _Plan:
 
     # 2. decay
     def decay(self, last: Run | None, rates: DecayRates) -> None:
+        """Each decaying claim's confidence × exp(−rate · days since the later of its
+        creation, its last evidence and ``decayed_at``), rounded to 4 places. Only a
+        confidence the rounding changes is written, and with it ``decayed_at`` becomes the
+        moment the exact curve passes the rounded value: what is stored is always a point of
+        the one curve, so how often runs come makes no difference. (Counted from the last
+        run instead, runs minutes apart each found a change below the rounding and the claim
+        never decayed.)"""
         if not _decays(last, self.now):
             return
         for state in self.states:
             rate = rates.rate(state.origin, state.category)
             if state.pinned or rate <= 0:
                 continue
-            start = max(t for t in (state.created_at, state.evidence_at, last and last.now) if t)
-            days = (self.moment - ids.moment_of(start)).total_seconds() / 86_400
+            start = ids.moment_of(
+                max(t for t in (state.created_at, state.evidence_at, state.decayed_at) if t)
+            )
+            days = (self.moment - start).total_seconds() / 86_400
             if days <= 0:
                 continue
-            after = round(state.confidence * math.exp(-rate * days), 4)
-            self._set(state, "confidence", after, f"decay: {days:.1f} days without evidence")
+            before = state.confidence
+            after = round(before * math.exp(-rate * days), 4)
+            if after == before:
+                continue  # below the rounding: the days keep counting from ``start``
+            reason = f"decay: {days:.1f} days without evidence"
+            self._set(state, "confidence", after, reason)
+            self._set(state, "decayed_at", _passes(start, before, after, rate, self.now), reason)
 
     # pairs of similar claims
     def fresh(self, last: Run | None) -> set[int]:
@@ -602,9 +619,20 @@ class _Plan:
 
 def _decays(last: Run | None, now: str) -> bool:
     """Whether a run at ``now`` can decay anything: not when the last run was at ``now`` or
-    later, since every claim's days count from the later of its creation, its evidence and
-    the last run's now."""
+    later. That run left each claim's decay applied or below the rounding as of its now;
+    no more days have passed since the same starts by an earlier or the same ``now``, and a
+    claim changed since (a new start) is one ``Store.settled`` finds."""
     return last is None or ids.moment_of(last.now) < ids.moment_of(now)
+
+
+def _passes(start: datetime, before: float, after: float, rate: float, now: str) -> str:
+    """The moment the curve ``before`` × exp(−``rate`` · days since ``start``) reaches
+    ``after`` (``now`` at zero): a claim's ``decayed_at`` once its confidence is rounded to
+    ``after``. Within a rounding step of ``now``, before or after it."""
+    if after <= 0:
+        return now
+    days = math.log(before / after) / rate
+    return ids.stored(start + timedelta(days=days))
 
 
 def merge_into(

@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from lsp_memory.store.sqlite.changes import _log_rows
@@ -28,9 +29,11 @@ FIELDS = frozenset(
         "evidence_at",
         "updated_at",
         "archived_at",
+        "decayed_at",
     }
 )
-"""The claim fields a run may change (``updated_at`` and ``archived_at``: a merge's)."""
+"""The claim fields a run may change (``updated_at`` and ``archived_at``: a merge's;
+``decayed_at``: decay's, with the confidence)."""
 
 
 @dataclass(slots=True)
@@ -55,6 +58,7 @@ class ClaimState:
     valid_to: str | None = None
     origin: str = "stated"
     archived_at: str | None = None
+    decayed_at: str | None = None  # the moment the stored confidence is the decayed one
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +206,7 @@ class Lifecycle(StoreBase):
             "SELECT c.id, c.claim_id, c.number, c.statement, coalesce(t.type, 'fact'), "
             "c.status, c.confidence, c.pinned, c.created_at, c.updated_at, c.evidence_at, "
             "c.derived_from, c.evidence_count, c.merged_into, c.superseded_by, c.valid_to, "
-            "c.origin, c.archived_at "
+            "c.origin, c.archived_at, c.decayed_at "
             "FROM claims c "
             "LEFT JOIN claim_types t ON t.claim = c.id AND t.pos = 0 "
         )
@@ -233,6 +237,7 @@ class Lifecycle(StoreBase):
                 valid_to=r[15],
                 origin=r[16],
                 archived_at=r[17],
+                decayed_at=r[18],
             )
             for r in self._db.execute(sql + "ORDER BY c.number", params)
         ]
@@ -777,15 +782,31 @@ class ChangedSince(Exception):
 
 
 def _dump(value: Any) -> str:
+    # What json.dumps writes for a finite float and a string, at a fifth of the time: a run
+    # decaying 90 000 claims dumps a float and a timestamp twice each.
+    if type(value) is float:
+        return repr(value)
+    if type(value) is str:
+        return encode_basestring(value)
     return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
 
 def _apply(db: sqlite3.Connection, updates: Sequence[tuple[int, str, Any]]) -> None:
+    """Write ``updates`` in order: one ``UPDATE`` per claim, run together (``executemany``)
+    for the claims whose changed fields are the same (a decay's confidence and
+    ``decayed_at``): one statement per field of 90 000 decayed claims took a second."""
+    fields: dict[int, dict[str, Any]] = {}
     for claim_row, name, value in updates:
         if name not in FIELDS:
             raise ValueError(f"a run may not change {name!r}")
         stored = json.dumps(list(value)) if name == "derived_from" else value
-        db.execute(f"UPDATE claims SET {name} = ? WHERE id = ?", (stored, claim_row))
+        fields.setdefault(claim_row, {})[name] = stored  # a later value of a field wins
+    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    for claim_row, values in fields.items():
+        groups.setdefault(tuple(values), []).append((*values.values(), claim_row))
+    for names, rows in groups.items():
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        db.executemany(f"UPDATE claims SET {assignments} WHERE id = ?", rows)
 
 
 def _next_number(db: sqlite3.Connection, table: str, user: str) -> int:
