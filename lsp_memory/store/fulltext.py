@@ -32,6 +32,7 @@ _MAX_JSON = 64 * 1024 * 1024
 """The largest JSON file of an index that is read (Tantivy's meta.json, its .managed.json,
 ``META_FILE``): one of thousands of segments stays under a few megabytes."""
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
+_SNIPPET_WORDS = 32  # words of a query its snippets are made from
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
 _WORD = re.compile(r"[\w-]+")
 CONTEXT_BOOST = 0.5
@@ -380,7 +381,10 @@ class FullTextIndex:
         if not ids:
             return {}
         searcher = self._index.searcher()
-        generator = SnippetGenerator.create(searcher, self._parse(text), self._schema, "body")
+        # Its first words only, not the text as typed: a long or odd query (a fuzzed
+        # workspace/symbol) held both request threads in the query parser for minutes.
+        words = " ".join(_WORD.findall(text)[:_SNIPPET_WORDS])
+        generator = SnippetGenerator.create(searcher, self._parse(words), self._schema, "body")
         generator.set_max_num_chars(160)
         found: dict[str, str] = {}
         query = Query.term_set_query(self._schema, "id", list(ids))

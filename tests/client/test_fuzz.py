@@ -297,11 +297,6 @@ def server() -> Iterator[Server]:
                     "rootUri": vault.as_uri(),
                     "workspaceFolders": [{"uri": vault.as_uri(), "name": "vault"}],
                     "capabilities": capabilities,
-                    # The model in the server's own process, as before the embedding helper:
-                    # with the helper, two full runs of the suite stalled every request for
-                    # 40 s or more mid-fuzzing (not seen with this module alone); the
-                    # helper's own failures are tested in tests/store/test_embedhelper.py.
-                    "initializationOptions": {"embedIdleSeconds": 0},
                 },
             ),
             START_TIMEOUT,
