@@ -87,6 +87,21 @@ def test_hits_carry_snippets_and_fields(index: FullTextIndex) -> None:
     assert "standup" in hit.snippet and hit.score > 0
 
 
+def test_snippets_come_from_the_querys_first_words(tmp_path: Path) -> None:
+    """A query is cut to its first words for snippets: a long fuzzed one held the request
+    threads in the query parser for minutes."""
+    index = open_index(tmp_path / "fulltext")
+    body = "filler words " * 40 + "the standup moved to nine"
+    index.upsert([TextDoc("note:v::s.md", "note", "", "active", "S", body, ("s.md",))])
+    index.commit({"seq": 1})
+    ids = ["note:v::s.md"]
+    matched = index.snippets("standup", ids)
+    assert "standup" in matched[ids[0]] and matched != index.snippets("zzz", ids)
+    odd = "(((" * 5000 + '"' * 3000 + " standup"
+    assert index.snippets(odd, ids) == matched
+    assert index.snippets("zzz " * 40 + "standup", ids) == index.snippets("zzz", ids)
+
+
 @pytest.mark.parametrize("typed", ["[[Pro", '"unclosed', "a AND", "((", "title:", "*", "  "])
 def test_half_typed_queries_never_raise(index: FullTextIndex, typed: str) -> None:
     index.search(typed, user="ann")
