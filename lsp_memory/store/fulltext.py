@@ -33,6 +33,23 @@ _MAX_JSON = 64 * 1024 * 1024
 ``META_FILE``): one of thousands of segments stays under a few megabytes."""
 _PREFIX_MAX = 24  # longest word prefix indexed for completion
 _SNIPPET_WORDS = 32  # words of a query its snippets are made from
+_MAX_QUERY_CHARS = 2000  # a longer query is searched by its first words
+_MAX_NESTING = 8  # so is one with brackets nested deeper
+_QUERY_WORDS = 64
+
+
+def _nesting(text: str) -> int:
+    """How deep the brackets of ``text`` nest."""
+    depth = deepest = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 _HEAP = 64_000_000  # writer memory budget: small, this is a 2-core laptop-class machine
 _WORD = re.compile(r"[\w-]+")
 CONTEXT_BOOST = 0.5
@@ -320,6 +337,10 @@ class FullTextIndex:
         return self._run(query, self._filters(user, kinds, statuses), k, snippet_query)
 
     def _parse(self, text: str) -> Any:
+        if len(text) > _MAX_QUERY_CHARS or _nesting(text) > _MAX_NESTING:
+            # Tantivy's parser recurses: 15 000 nested brackets crashed the process, and
+            # long odd texts held it for minutes. Such a query is searched by its words.
+            text = " ".join(_WORD.findall(text)[:_QUERY_WORDS])
         query, _errors = self._index.parse_query_lenient(
             text,
             ["title", "body", "keys", "context", "reply", "facts", "when"],

@@ -100,6 +100,8 @@ def test_snippets_come_from_the_querys_first_words(tmp_path: Path) -> None:
     odd = "(((" * 5000 + '"' * 3000 + " standup"
     assert index.snippets(odd, ids) == matched
     assert index.snippets("zzz " * 40 + "standup", ids) == index.snippets("zzz", ids)
+    # The search itself: brackets nested this deep crashed the process in Tantivy's parser.
+    assert [hit.id for hit in index.search(odd, user="x")] == ids
 
 
 @pytest.mark.parametrize("typed", ["[[Pro", '"unclosed', "a AND", "((", "title:", "*", "  "])
