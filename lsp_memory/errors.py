@@ -12,10 +12,12 @@ class StoreError(UserError):
 class ImportFailed(UserError):
     """An import file has bad lines; nothing was written. ``problems`` holds one line each."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
+    def __init__(self, source: str, problems: list[str], unit: str = "line") -> None:
         self.problems = problems
         count = len(problems)
-        super().__init__(f"{source}: {count} bad line{'s' if count != 1 else ''}, nothing imported")
+        super().__init__(
+            f"{source}: {count} bad {unit}{'s' if count != 1 else ''}, nothing imported"
+        )
 
 
 class UnresolvedReference(UserError):

@@ -1,4 +1,4 @@
-"""Conversations: ``ingest`` and ``conversation list|show|pin|unpin``."""
+"""Conversations: ``ingest``, ``import-chat`` and ``conversation list|show|pin|unpin``."""
 
 from __future__ import annotations
 
@@ -7,18 +7,57 @@ import argparse
 from lsp_memory.app import App
 from lsp_memory.cli.inputs import read_input, source_name
 from lsp_memory.cli.output import print_json, short, warn
+from lsp_memory.cli.progress import progress_bar
 
 
 def cmd_ingest(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.services.conversations.ingest import parse_pairs
 
     pairs = parse_pairs(read_input(args.file), source_name(args.file))
-    results = app.ingester().ingest(pairs)
+    bar, update = progress_bar()
+    with bar:
+        results = app.ingester().ingest(pairs, progress=update)
     warn(app)
     if args.json:
         return print_json([result.to_json() for result in results])
     for result in results:
         print(result.describe())
+    return 0
+
+
+def cmd_import_chat(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.services.conversations.chats import read_export, summary
+
+    export = read_export(read_input(args.file), source_name(args.file), args.format)
+    pairs = export.pairs()
+    bar, update = progress_bar()
+    with bar:
+        results = app.ingester().ingest([pair for _, pair in pairs], progress=update)
+    warn(app, *export.warnings)
+    done = [
+        (conversation, len(result.episodes), len(result.claims))
+        for (conversation, _), result in zip(pairs, results, strict=True)
+    ]
+    if args.json:
+        return print_json(
+            {
+                "format": export.format,
+                "conversations": [
+                    {"session_id": c.session_id, "title": c.title, "skipped": c.skipped}
+                    for c in export.conversations
+                ],
+                "pairs": [  # as ``ingest --json`` gives them, numbered from 1 in the file
+                    {
+                        ("pair" if key == "line" else key): value
+                        for key, value in r.to_json().items()
+                    }
+                    for r in results
+                ],
+                "warnings": export.warnings,
+            }
+        )
+    for line in summary(export, done):
+        print(line)
     return 0
 
 

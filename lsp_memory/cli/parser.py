@@ -24,6 +24,7 @@ from lsp_memory.cli.conversations import (
     cmd_conversation_pin,
     cmd_conversation_show,
     cmd_conversation_unpin,
+    cmd_import_chat,
     cmd_ingest,
 )
 from lsp_memory.cli.documents import cmd_build_context, cmd_refs, cmd_resolve
@@ -187,6 +188,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command(commands, "ingest", cmd_ingest, "store conversation messages, extract claims")
     sub.add_argument("file", metavar="FILE", help="JSONL message pairs, or - for standard input")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+
+    sub = command(
+        commands,
+        "import-chat",
+        cmd_import_chat,
+        "import a ChatGPT or Claude export: conversations, messages, claims",
+    )
+    sub.add_argument(
+        "file", metavar="FILE", help="the export's conversations.json, the .zip holding it, or -"
+    )
+    sub.add_argument(
+        "--format",
+        choices=("chatgpt", "claude"),
+        help="whose export it is (default: told by the file's fields)",
+    )
     sub.add_argument("--json", action="store_true", help="print JSON")
 
     conversation = commands.add_parser(

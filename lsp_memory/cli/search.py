@@ -4,54 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-from collections.abc import Callable
-from typing import Any
 
 from lsp_memory.app import App
 from lsp_memory.cli.output import print_json, short, warn
+from lsp_memory.cli.progress import progress_bar
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
 
-def _progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
-    """A progress display on stderr (counts, rate, time left) and the callback feeding it."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class Rate(ProgressColumn):
-        def render(self, task: Task) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:,.0f}/s" if speed else "–/s")
-
-    bar = Progress(
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        Rate(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    )
-    tasks: dict[str, Any] = {}
-
-    def update(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = bar.add_task(stage, total=total)
-        bar.update(tasks[stage], completed=done, total=total)
-
-    return bar, update
-
-
 def cmd_index(app: App, args: argparse.Namespace) -> int:
-    bar, update = _progress_bar()
+    bar, update = progress_bar()
     try:
         with bar:
             try:

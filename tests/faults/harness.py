@@ -103,7 +103,7 @@ class Cli:
 
     def start(self, *args: str, tty: bool = False) -> Running:
         """Start a command; with ``tty`` its stderr is a terminal, so ``index`` shows its
-        progress bar as it goes (to a pipe it prints the bar once, at the end)."""
+        progress bar as it goes (to a pipe it prints none)."""
         return Running(self.argv(*args), self.work, self.env, tty=tty)
 
 

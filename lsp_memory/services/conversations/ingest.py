@@ -54,13 +54,14 @@ class Pair:
 
     line: int
     conversation_id: str
-    user_message: str
+    user_message: str | None  # None: replies before any user message (an imported chat)
     assistant_response: str | None
     timestamp: str
     source: str | None
     channel: str | None
     metadata: dict[str, Any]
     stamped: bool = True  # False: no timestamp was given (``timestamp`` is the ingest's time)
+    replied: str | None = None  # the assistant's time when it differs (an imported chat)
 
 
 @dataclass(slots=True)
@@ -212,7 +213,9 @@ class Ingester:
         self.timeout_s = timeout_s
         self.warn = warn or log.warning
 
-    def ingest(self, pairs: Sequence[Pair]) -> list[Ingested]:
+    def ingest(
+        self, pairs: Sequence[Pair], progress: Callable[[str, int, int], None] | None = None
+    ) -> list[Ingested]:
         """Store ``pairs`` in order, each whole: its new messages, the references in them and
         the claims extracted from its user message, in one transaction. A message is thus
         stored with all that comes of it or not at all, and an ingest cut short (killed, a
@@ -221,32 +224,35 @@ class Ingester:
 
         The slow part — extraction, the statements' embeddings (the model loads), resolving
         the references — is done first, for the messages not stored yet, outside any
-        transaction."""
+        transaction. ``progress(stage, done, total)`` hears of each pair read (``read``)
+        and stored (``store``)."""
+        report = progress or (lambda stage, done, total: None)
         created = now()
         planned = [(pair, self._episodes(pair, created)) for pair in pairs]
         known = self.store.stored_keys(self.user, [e.key for _, turns in planned for e in turns])
         fresh = [(pair, [e for e in turns if e.key not in known]) for pair, turns in planned]
         asked = self._questions(pairs)
-        found = {
-            pair.line: self._extract(pair, asked.get(pair.line))
-            for pair, turns in fresh
-            if any(e.role == "user" for e in turns)
-        }
+        found: dict[int, list[Extracted]] = {}
+        for done, (pair, turns) in enumerate(fresh, start=1):
+            if any(e.role == "user" for e in turns):
+                found[pair.line] = self._extract(pair, asked.get(pair.line))
+            report("read", done, len(fresh))
         # One batch of embeddings for every statement (one at a time, embedding was 60 % of
         # ingestion), then the claims in order: each may supersede those before it.
         statements = [claim.statement for claims in found.values() for claim in claims]
         vectors = iter(self.records.embed(statements) or [None] * len(statements))
         references = self._resolve([e for _, turns in fresh for e in turns])
         results = {pair.line: Ingested(pair.line, pair.conversation_id) for pair in pairs}
-        for pair, turns in fresh:
+        for done, (pair, turns) in enumerate(fresh, start=1):
             extracted = [(claim, next(vectors)) for claim in found.get(pair.line, ())]
             if turns:
                 self._store(pair, turns, extracted, references, results[pair.line])
+            report("store", done, len(fresh))
         return [results[pair.line] for pair in pairs]
 
     def _episodes(self, pair: Pair, created: str) -> list[Episode]:
         """The pair's messages as episodes: the user's, then the assistant's reply, if any."""
-        turns = [("user", pair.user_message)]
+        turns = [] if pair.user_message is None else [("user", pair.user_message)]
         if pair.assistant_response is not None:
             turns.append(("assistant", pair.assistant_response))
         return [
@@ -256,7 +262,9 @@ class Ingester:
                 conversation_id=pair.conversation_id,
                 role=role,
                 text=text,
-                occurred_at=pair.timestamp,
+                occurred_at=pair.replied
+                if role == "assistant" and pair.replied
+                else pair.timestamp,
                 created_at=created,
                 source=pair.source,
                 channel=pair.channel,
@@ -308,7 +316,7 @@ class Ingester:
         found: dict[int, str] = {}
         last: dict[str, str | None] = {}
         for pair in pairs:
-            if short_answer(pair.user_message):
+            if pair.user_message is not None and short_answer(pair.user_message):
                 if pair.conversation_id in last:
                     before = last[pair.conversation_id]
                 else:
@@ -330,14 +338,14 @@ class Ingester:
                 return answers_to_extracted(
                     ask(
                         self.command,
-                        {"userMessage": pair.user_message,
+                        {"userMessage": pair.user_message or "",
                          "assistantResponse": pair.assistant_response},
                         self.timeout_s,
                     )
                 )  # fmt: skip
             except CommandFailed as failure:
                 self.warn(f"extractor_command failed ({failure}); used the built-in extractor")
-        return extract(pair.user_message, pair.assistant_response, question=question)
+        return extract(pair.user_message or "", pair.assistant_response, question=question)
 
     def _resolve(self, episodes: Sequence[Episode]) -> dict[str, list[tuple[str, str, str]]]:
         """The references in each episode's text (by ``Episode.key``), each as what it
