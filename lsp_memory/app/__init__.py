@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -289,9 +289,13 @@ class App:
         """The store's SQLite file (what ``import`` names as written into)."""
         return self.store.path
 
-    def import_records(self, data: bytes, *, source: str) -> ImportSummary:
+    def import_records(
+        self, data: bytes, *, source: str, progress: Callable[[str, int, int], None] | None = None
+    ) -> ImportSummary:
         """Import a JSONL file's records for this user, all or none (``import``)."""
-        return import_records(self.store, data, user=self.config.user, source=source)
+        return import_records(
+            self.store, data, user=self.config.user, source=source, progress=progress
+        )
 
     def export_records(self) -> Iterator[str]:
         """This user's records as JSONL lines (``export``)."""

@@ -7,15 +7,14 @@ import argparse
 from lsp_memory.app import App
 from lsp_memory.cli.inputs import read_input, source_name
 from lsp_memory.cli.output import print_json, short, warn
-from lsp_memory.cli.progress import progress_bar
+from lsp_memory.cli.progress import progress
 
 
 def cmd_ingest(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.services.conversations.ingest import parse_pairs
 
     pairs = parse_pairs(read_input(args.file), source_name(args.file))
-    bar, update = progress_bar()
-    with bar:
+    with progress() as update:
         results = app.ingester().ingest(pairs, progress=update)
     warn(app)
     if args.json:
@@ -30,8 +29,7 @@ def cmd_import_chat(app: App, args: argparse.Namespace) -> int:
 
     export = read_export(read_input(args.file), source_name(args.file), args.format)
     pairs = export.pairs()
-    bar, update = progress_bar()
-    with bar:
+    with progress() as update:
         results = app.ingester().ingest([pair for _, pair in pairs], progress=update)
     warn(app, *export.warnings)
     done = [

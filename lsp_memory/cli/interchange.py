@@ -8,12 +8,14 @@ from pathlib import Path
 
 from lsp_memory.app import App
 from lsp_memory.cli.inputs import read_input, source_name
+from lsp_memory.cli.progress import progress
 from lsp_memory.errors import UserError
 
 
 def cmd_import(app: App, args: argparse.Namespace) -> int:
     data = read_input(args.file)
-    summary = app.import_records(data, source=source_name(args.file))
+    with progress() as update:
+        summary = app.import_records(data, source=source_name(args.file), progress=update)
     print(f"{summary.describe()} into {app.store_file}", file=sys.stderr)
     return 0
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from lsp_memory.app import App
 from lsp_memory.cli.output import print_json, short, warn
+from lsp_memory.cli.progress import progress
 from lsp_memory.errors import UserError
 
 
@@ -26,7 +27,8 @@ def cmd_consolidate(app: App, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UserError(f"--now {args.now!r} is not an ISO 8601 date or time: {error}") from None
     app.refresh_indexes()
-    report = app.consolidation().run(moment, dry_run=args.dry_run)
+    with progress() as update:
+        report = app.consolidation().run(moment, dry_run=args.dry_run, progress=update)
     decided, failed = ([], None) if args.dry_run else app.review().ask_command()
     warn(app, *report.warnings, *([failed] if failed else []))
     if args.json:

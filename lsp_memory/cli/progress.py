@@ -4,7 +4,8 @@ answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -47,3 +48,16 @@ def progress_bar() -> tuple[Any, Callable[[str, int, int], None]]:
         bar.update(tasks[stage], completed=done, total=total)
 
     return bar, update
+
+
+@contextmanager
+def progress() -> Iterator[Callable[[str, int, int], None]]:
+    """``progress_bar``'s callback, the bar shown while the block runs; a block that fails
+    takes its bar away, leaving the error line alone."""
+    bar, update = progress_bar()
+    with bar:
+        try:
+            yield update
+        except BaseException:
+            bar.live.transient = True
+            raise

@@ -7,19 +7,14 @@ import sqlite3
 
 from lsp_memory.app import App
 from lsp_memory.cli.output import print_json, short, warn
-from lsp_memory.cli.progress import progress_bar
+from lsp_memory.cli.progress import progress
 from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
 
 
 def cmd_index(app: App, args: argparse.Namespace) -> int:
-    bar, update = progress_bar()
     try:
-        with bar:
-            try:
-                report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
-            except BaseException:
-                bar.live.transient = True  # a failed run leaves its error line alone
-                raise
+        with progress() as update:
+            report = app.keeper.index(full=args.full, embed=not args.text_only, progress=update)
     except (OSError, ValueError, sqlite3.Error) as error:
         refused = app.cache_errors(error)
         if refused is None:

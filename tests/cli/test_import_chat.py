@@ -283,19 +283,17 @@ def test_a_file_that_is_no_export_is_one_line(run: Run, tmp_path: Path) -> None:
     ]
 
 
-def test_a_terminal_sees_the_progress(tmp_path: Path, store_dir: Path) -> None:  # noqa: F811
-    """On a terminal ``import-chat`` (and ``ingest``, which it runs) shows its stages as
-    they go; the pipe of the other tests gets none."""
-    path = write(tmp_path, chatgpt_export())
+def on_terminal(tmp_path: Path, store: Path, *args: str) -> str:
+    """What ``lsp-memory ARGS`` shows on a terminal's stderr, its colours taken out."""
     master, slave = pty.openpty()
-    env = {**os.environ, "LSP_MEMORY_STORE": str(store_dir), "HOME": str(tmp_path),
+    env = {**os.environ, "LSP_MEMORY_STORE": str(store), "HOME": str(tmp_path),
            "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"}  # fmt: skip
     process = subprocess.run(
-        [sys.executable, "-m", "lsp_memory", "import-chat", path],
+        [sys.executable, "-m", "lsp_memory", *args],
         stdout=subprocess.PIPE,
         stderr=slave,
         env=env,
-        timeout=60,
+        timeout=120,
         check=False,
     )
     os.close(slave)
@@ -309,7 +307,22 @@ def test_a_terminal_sees_the_progress(tmp_path: Path, store_dir: Path) -> None: 
             break
         shown += chunk
     os.close(master)
-    assert process.returncode == 0
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    assert process.returncode == 0, shown
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+
+
+def test_a_terminal_sees_the_progress(tmp_path: Path, store_dir: Path, run: Run) -> None:  # noqa: F811
+    """On a terminal ``import-chat`` (and ``ingest``, which it runs), ``import`` and
+    ``consolidate`` show their stages as they go; the pipes of the other tests get none."""
+    text = on_terminal(tmp_path, store_dir, "import-chat", write(tmp_path, chatgpt_export()))
     assert re.search(r"read\s.*\b3/3\b", text), text  # three pairs: two, then one
     assert re.search(r"store\s.*\b3/3\b", text), text
+    record = {"kind": "claim", "statement": "I like tea"}
+    (tmp_path / "kb.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    text = on_terminal(tmp_path, store_dir, "import", str(tmp_path / "kb.jsonl"))
+    assert re.search(r"import\s.*\b3/3\b", text), text
+    text = on_terminal(tmp_path, store_dir, "consolidate")
+    assert re.search(r"consolidate\s.*\b8/8\b", text), text
+    quiet = run("consolidate", "--dry-run")
+    assert quiet.returncode == 0
+    assert quiet.stderr == ""

@@ -111,6 +111,11 @@ class Report:
         }
 
 
+STEPS = 8
+"""A run's steps, as its progress counts them: the claims read, evidence, decay, similar
+pairs, contradictions and conflicts, merges, deprecation, the run written."""
+
+
 class Consolidation:
     """Runs and undoes consolidation for one user."""
 
@@ -131,9 +136,22 @@ class Consolidation:
         self.clock = clock
         self.decay = decay or DecayRates()
 
-    def run(self, now: str, *, dry_run: bool = False) -> Report:
+    def run(
+        self,
+        now: str,
+        *,
+        dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> Report:
         """Consolidate as of ``now`` (a stored timestamp); with ``dry_run`` nothing is
-        written and the report says what would change."""
+        written and the report says what would change. ``progress(stage, done, total)``
+        hears of each of its steps (``STEPS``) as ``consolidate``."""
+        done = iter(range(1, STEPS + 1))
+
+        def step() -> None:
+            if progress is not None:
+                progress("consolidate", next(done), STEPS)
+
         store, user = self.store, self.user
         episode_mark, claim_mark = store.last_rows()  # before reading: nothing slips by
         last = store.last_run(user)
@@ -151,6 +169,7 @@ class Consolidation:
             and store.settled(user, last.claim_mark, last.created_at, DEPRECATE_BELOW)
         )
         states = [] if quiet else store.claim_states(user)
+        step()  # the claims read
         plan = _Plan(states, now, lambda: self._vectors_of(states), self.vectors)
         if self.vectors is None:
             plan.warnings.append(
@@ -158,15 +177,21 @@ class Consolidation:
                 "values in conflict and deprecation ran"
             )
         plan.evidence(episodes)
+        step()
         plan.decay(last, self.decay)
+        step()
         seen = store.review_pairs(user)
         fresh = plan.fresh(last)
         pairs = plan.pairs(fresh)
+        step()  # the similar pairs found
         plan.contradictions(pairs, seen)
         plan.conflicts(fresh, seen)
+        step()
         plan.merges(pairs, seen)
+        step()
         plan.deprecate()
         plan.settle()
+        step()
         withdraw = store.stale_items(user)
         report = Report(None, now, dry_run, warnings=plan.warnings)
         number_of = {s.row: s.number for s in states}
@@ -195,6 +220,7 @@ class Consolidation:
             for item in plan.items
         ]
         if dry_run:
+            step()
             return report
         try:
             report.run_id = store.record_run(
@@ -226,6 +252,7 @@ class Consolidation:
             raised = store.review_items(user, status=None, run=report.run_id)
             for entry, item in zip(report.review, raised, strict=True):
                 entry["id"] = item.number
+        step()  # written
         return report
 
     def due(self, every: float) -> bool:

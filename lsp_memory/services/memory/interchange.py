@@ -680,17 +680,29 @@ def _check_parents(
             problems.append((number, f"{kind}: parent cycle {' → '.join([*chain, fid])}"))
 
 
-def import_records(store: Store, data: bytes, *, user: str, source: str) -> ImportSummary:
+def import_records(
+    store: Store,
+    data: bytes,
+    *,
+    user: str,
+    source: str,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ImportSummary:
     """Check every line of ``data`` and write them all, or raise ``ImportFailed`` naming every
-    bad line and write nothing."""
+    bad line and write nothing. ``progress(stage, done, total)`` hears of its three steps
+    (read, checked, written) as ``import``."""
+    report = progress or (lambda stage, done, total: None)
     importer = _Importer(store, user, ids.now())
     with collector_paused():
         lines = list(_read(data, importer.problems))
+        report("import", 1, 3)
         try:
             batch = importer.run(lines)
         except ImportFailed as failed:
             raise ImportFailed(source, failed.problems) from None
+        report("import", 2, 3)
         store.write(batch)
+        report("import", 3, 3)
     summary = ImportSummary()
     for kind, records in (
         ("entity_type", batch.entity_types),
