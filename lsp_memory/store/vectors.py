@@ -818,12 +818,14 @@ class VectorIndex:
     def _mask(
         self,
         codes: Sequence[npt.NDArray[np.int32]] | npt.NDArray[np.int32],
-        user_code: int,
+        user_codes: Collection[int],
         kinds: Collection[str] | None,
         statuses: Collection[str] | None,
     ) -> npt.NDArray[np.bool_]:
         """Which rows of the columns ``codes`` (user, kind, status) a search may return."""
-        mask: npt.NDArray[np.bool_] = np.asarray(codes[0] == user_code)
+        mask: npt.NDArray[np.bool_] = np.zeros(len(codes[0]), dtype=bool)
+        for code in user_codes:  # one or two: == beats np.isin
+            mask |= codes[0] == code
         for wanted, column, table in (
             (kinds, codes[1], self._kind_codes),
             (statuses, codes[2], self._status_codes),
@@ -907,20 +909,22 @@ class VectorIndex:
         kinds: Collection[str] | None = None,
         statuses: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The ``k`` rows of ``user`` (optionally of ``kinds`` and ``statuses``) most similar
-        to ``query``, as ``(doc_id, cosine)``, best first; equal scores by doc id."""
+        """The ``k`` rows of ``user`` and of the vaults (user ``""``: notes belong to every
+        user, as in the full-text index) — optionally of ``kinds`` and ``statuses`` — most
+        similar to ``query``, as ``(doc_id, cosine)``, best first; equal scores by doc id."""
         unit = self._unit(query)
         if k <= 0:
             return []
         with self._lock:
-            user_code = self._user_codes.by_name.get(user)
-            if user_code is None or len(self) == 0:
+            owners = {self._user_codes.by_name.get(name) for name in (user, "")} - {None}
+            user_codes = [code for code in owners if code is not None]
+            if not user_codes or len(self) == 0:
                 return []
             size = self._size
             columns = (self._users[:size], self._kinds[:size], self._statuses[:size])
-            hits = self._overlay_hits(unit, k, self._mask(columns, user_code, kinds, statuses))
+            hits = self._overlay_hits(unit, k, self._mask(columns, user_codes, kinds, statuses))
             if self._base is not None and self._base_live:
-                mask = self._mask(self._base_codes, user_code, kinds, statuses)
+                mask = self._mask(self._base_codes, user_codes, kinds, statuses)
                 hits += self._base_hits(unit, k, mask & self._base_alive)
         ranked = sorted(hits, key=lambda hit: (-hit[0], hit[1]))
         return [(doc_id, score) for score, doc_id in ranked[:k]]

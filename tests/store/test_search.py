@@ -73,6 +73,22 @@ def test_hybrid_finds_by_meaning_and_by_words(app: App) -> None:
     )
 
 
+def test_notes_are_found_by_meaning_for_every_user(app: App, tmp_path: Path) -> None:
+    """Notes belong to the vaults (user ""), seen by every user, by words and by meaning:
+    the dense half used to keep only the asking user's rows, so a note was found only when
+    its words matched. Both from the vectors just embedded and from the vector file a new
+    process reads."""
+    question = "when is the beta release scheduled"  # the note says "Beta in March"
+    for opened in (app, make_app(tmp_path)):
+        for user in (USER, "mallory", "nobody"):
+            dense = opened.hybrid_search().search(
+                question, user=user, kinds={"note"}, k=3, mode="dense"
+            )
+            assert "Project Plan" in titles(dense), (user, titles(dense))
+        if opened is not app:
+            opened.close()
+
+
 def test_filters_never_leak_and_keep_statuses(app: App) -> None:
     for mode in ("hybrid", "bm25", "dense"):
         hits = app.hybrid_search().search(
