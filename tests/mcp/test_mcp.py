@@ -31,7 +31,7 @@ async def connected(tmp_path: Path) -> AsyncIterator[ClientSession]:
     """A client session with ``lsp-memory mcp`` on a private store and vault (entered and
     left in the test's own task, as the SDK's streams require)."""
     vault = tmp_path / "vault"
-    vault.mkdir()
+    vault.mkdir(exist_ok=True)
     (vault / "plan.md").write_text("# Plan\n\nPack light.\n", encoding="utf-8")
     params = StdioServerParameters(
         command=sys.executable,
@@ -85,7 +85,41 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
         "unpin_memory",
         "add_memory_to_context",
         "remove_memory_from_context",
+        "list_memories",
+        "get_memory",
+        "update_memory",
+        "forget_memory",
+        "recent_activity",
+        "read_note",
+        "write_note",
+        "edit_note",
+        "consolidate",
+        "review_queue",
+        "review_decide",
     }
+    # Every tool tells agents whether it changes anything (README, "MCP server").
+    hints = {
+        name: (
+            tool.annotations.read_only_hint,
+            tool.annotations.destructive_hint,
+            tool.annotations.idempotent_hint,
+        )
+        for name, tool in tools.items()
+        if tool.annotations is not None
+    }
+    assert set(hints) == set(tools)
+    assert {name for name, (read_only, _, _) in hints.items() if read_only} == {
+        "resolve",
+        "list_memories",
+        "get_memory",
+        "recent_activity",
+        "read_note",
+        "review_queue",
+    }
+    assert hints["forget_memory"] == (False, True, True)
+    assert hints["update_memory"] == (False, True, False)
+    assert hints["pin_memory"] == (False, False, True)
+    assert all(tool.output_schema is not None for tool in tools.values())
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]
     assert search["properties"]["query"]["maxLength"] == MAX_TEXT  # the limit, told to agents
