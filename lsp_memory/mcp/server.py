@@ -49,6 +49,7 @@ from lsp_memory.app import App
 from lsp_memory.errors import UserError
 from lsp_memory.mcp import lifecycle, memories, notes, resources
 from lsp_memory.mcp.calls import READ_ONLY, Calls, hints
+from lsp_memory.mcp.http import HttpSettings, serve_http
 from lsp_memory.mcp.stdio import stdio_streams
 from lsp_memory.model import MAX_STATEMENT, Claim, doc_key
 from lsp_memory.services.block import referenced_lines
@@ -484,11 +485,16 @@ _LEVELS = {
 }
 
 
-def serve(app: App) -> None:
-    """Serve ``app``'s memory over stdio until the client goes away."""
+def serve(app: App, http: HttpSettings | None = None, *, generated: bool = False) -> None:
+    """Serve ``app``'s memory over stdio until the client goes away, or with ``http`` over
+    streamable HTTP until interrupted (``mcp/http.py``; ``generated``: its token was made
+    for this run, and is told)."""
     lanes = Lanes(app)
     try:
-        build(app, lanes).run("stdio")
+        if http is None:
+            build(app, lanes).run("stdio")
+        else:
+            serve_http(build(app, lanes), http, generated=generated)
     finally:
         lanes.close()
 
