@@ -59,7 +59,10 @@ def register(server: MCPServer, app: App, calls: Calls) -> None:
 
     @server.tool(annotations=hints(destructive=True))
     async def review_decide(
-        item: Annotated[int, Field(ge=1, description="the item's id, from review_queue")],
+        item: Annotated[
+            # Bounded: a larger number overflowed SQLite's integer (found by the fuzzer).
+            int, Field(ge=1, le=2**63 - 1, description="the item's id, from review_queue")
+        ],
         decision: Literal["accept", "reject", "keep-both"],
     ) -> dict[str, Any]:
         """Decide one open review item: accept its proposal, reject it, or keep both

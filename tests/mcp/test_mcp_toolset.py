@@ -228,6 +228,8 @@ async def test_consolidate_dry_run_and_the_review_queue(tmp_path: Path) -> None:
             session, "review_decide", item=9, decision="reject"
         )
         assert "not an ISO 8601" in await error(session, "consolidate", now_at="soon")
+        huge = await error(session, "review_decide", item=10**20, decision="reject")
+        assert "item: Input should be less than or equal to" in huge
 
 
 async def _read(session: ClientSession, uri: str) -> str:
