@@ -196,7 +196,10 @@ def since(value: str, moment: str | None = None) -> str:
     ago = _AGO.fullmatch(value)
     if ago:
         end = moment_of(moment) if moment else datetime.now(UTC)
-        return stored(end - timedelta(seconds=int(ago[1]) * _AGO_UNITS[ago[2].lower()]))
+        try:
+            return stored(end - timedelta(seconds=int(ago[1]) * _AGO_UNITS[ago[2].lower()]))
+        except OverflowError:
+            raise OutOfRange(f"{value!r} reaches back before the year 1") from None
     try:
         return timestamp(value)
     except ValueError:

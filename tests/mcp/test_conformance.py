@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.test_mcp_http import environment
+from tests.mcp.test_mcp import environment
 
 HERE = Path(__file__).parent
 SCENARIOS = (

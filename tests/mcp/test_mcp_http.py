@@ -6,7 +6,6 @@ with one line."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.test_mcp import ROOT
+from tests.mcp.test_mcp import environment
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -33,19 +32,6 @@ INITIALIZE = {
     },
 }
 ACCEPT = {"accept": "application/json, text/event-stream"}
-
-
-def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "LSP_MEMORY_STORE": str(tmp_path / "store"),
-        "LSP_MEMORY_USER": "ann",
-        "PYTHONPATH": str(ROOT),
-        **extra,
-    }
 
 
 @contextmanager

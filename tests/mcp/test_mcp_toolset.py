@@ -7,7 +7,6 @@ the prompts."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,22 +16,14 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from tests.cli.test_consolidate import MEMORY, claims_file
-from tests.mcp.test_mcp import ROOT, call, connected, error
+from tests.mcp.test_mcp import call, connected, environment, error
 
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The command line on the store and user ``connected`` serves."""
     return subprocess.run(
         [sys.executable, "-m", "lsp_memory", "--vault", str(tmp_path / "vault"), *args],
-        env={
-            **os.environ,
-            "HOME": str(tmp_path / "home"),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "LSP_MEMORY_STORE": str(tmp_path / "store"),
-            "LSP_MEMORY_USER": "ann",
-            "PYTHONPATH": str(ROOT),
-        },
+        env=environment(tmp_path),
         capture_output=True,
         text=True,
         check=True,
