@@ -17,13 +17,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.mcp.test_mcp import environment
+from tests.mcp.test_mcp_http import serving
 
 HERE = Path(__file__).parent
 SCENARIOS = (
@@ -64,26 +62,12 @@ def test_conformance_scenarios(tmp_path: Path) -> None:
     home = installed()
     node = home / "node" / "bin" / "node"
     suite = home / "suite" / "node_modules" / "@modelcontextprotocol" / "conformance"
-    errors = tmp_path / "server.log"
-    with errors.open("w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "tests.mcp.conformance_server"],
-            env=environment(tmp_path),
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            cwd=HERE.parents[1],
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while not (found := re.search(r"http://127\.0\.0\.1:\d+/mcp", errors.read_text())):
-            assert server.poll() is None, errors.read_text()
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+    with serving(tmp_path, ["tests.mcp.conformance_server"]) as (url, _):
         failed = {}
         for scenario in SCENARIOS:
             command = [str(node), str(suite / "dist" / "index.js"), "server"]
             done = subprocess.run(
-                [*command, "--url", found.group(0), "--scenario", scenario],
+                [*command, "--url", url, "--scenario", scenario],
                 capture_output=True,
                 text=True,
                 timeout=120,
@@ -94,8 +78,4 @@ def test_conformance_scenarios(tmp_path: Path) -> None:
             passed = result is not None and result[1] == result[2] and result[3] == "0"
             if done.returncode != 0 or not passed:
                 failed[scenario] = (done.stdout + done.stderr)[-1500:]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert failed == {}
-    assert "Traceback" not in errors.read_text()

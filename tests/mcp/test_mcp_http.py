@@ -10,9 +10,10 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -35,13 +36,13 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
 @contextmanager
-def http_server(tmp_path: Path, *options: str, **env: str) -> Iterator[tuple[str, str]]:
-    """``lsp-memory mcp --http 127.0.0.1:0`` running: its URL and what it wrote to stderr
-    on starting."""
+def serving(tmp_path: Path, module: Sequence[str], **env: str) -> Iterator[tuple[str, str]]:
+    """``python -m MODULE…`` serving MCP over HTTP on 127.0.0.1: its URL and what it wrote
+    to stderr on starting; stopped (with no traceback on stderr) on leaving."""
     errors = tmp_path / "http.log"
     with errors.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "lsp_memory", "mcp", "--http", "127.0.0.1:0", *options],
+            [sys.executable, "-m", *module],
             env=environment(tmp_path, **env),
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -58,6 +59,11 @@ def http_server(tmp_path: Path, *options: str, **env: str) -> Iterator[tuple[str
         process.terminate()
         process.wait(timeout=30)
     assert "Traceback" not in errors.read_text()
+
+
+def http_server(tmp_path: Path, *options: str, **env: str) -> Any:
+    """``lsp-memory mcp --http 127.0.0.1:0 OPTIONS`` running (``serving``)."""
+    return serving(tmp_path, ["lsp_memory", "mcp", "--http", "127.0.0.1:0", *options], **env)
 
 
 async def test_the_sdk_client_over_http_with_the_token(tmp_path: Path) -> None:
