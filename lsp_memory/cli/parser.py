@@ -138,7 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(commands, "serve", cmd_serve, "run the language server (stdio by default)")
     sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")
 
-    sub = command(commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio)")
+    sub = command(
+        commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio, or --http)"
+    )
     sub.add_argument(
         "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead"
     )
