@@ -7,6 +7,7 @@ with one line."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -155,3 +156,22 @@ def test_refused_settings(tmp_path: Path, arguments: list[str], said: str) -> No
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "lsp_memory", "mcp", "--http", f"127.0.0.1:{port}"],
+            env=environment(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"lsp-memory: error: cannot listen on http://127.0.0.1:{port}/mcp")
