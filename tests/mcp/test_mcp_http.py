@@ -131,6 +131,22 @@ async def test_the_token_from_the_environment_or_generated(tmp_path: Path) -> No
             assert (await plain.post(url, json=INITIALIZE, headers=ACCEPT)).status_code == 200
 
 
+def refused(tmp_path: Path, *arguments: str) -> str:
+    """``lsp-memory mcp ARGUMENTS`` failing (exit 1): its one line on stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lsp_memory", "mcp", *arguments],
+        env=environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    return line
+
+
 @pytest.mark.parametrize(
     ("arguments", "said"),
     [
@@ -144,18 +160,7 @@ async def test_the_token_from_the_environment_or_generated(tmp_path: Path) -> No
     ],
 )
 def test_refused_settings(tmp_path: Path, arguments: list[str], said: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lsp_memory", "mcp", *arguments],
-        env=environment(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode != 0
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert said in refused(tmp_path, *arguments)
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
@@ -163,15 +168,5 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "lsp_memory", "mcp", "--http", f"127.0.0.1:{port}"],
-            env=environment(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    assert done.returncode == 1
-    (line,) = done.stderr.strip().splitlines()
+        line = refused(tmp_path, "--http", f"127.0.0.1:{port}")
     assert line.startswith(f"lsp-memory: error: cannot listen on http://127.0.0.1:{port}/mcp")
