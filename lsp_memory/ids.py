@@ -183,3 +183,26 @@ def timestamp(value: str) -> str:
         return stored(moment)
     except OverflowError:
         raise OutOfRange(f"{value!r} falls outside the years 1 to 9999 in UTC") from None
+
+
+_AGO = re.compile(r"\s*(\d{1,6})\s*(m|min|h|d|w)\s*", re.IGNORECASE)
+_AGO_UNITS = {"m": 60, "min": 60, "h": 3_600, "d": 86_400, "w": 604_800}
+
+
+def since(value: str, moment: str | None = None) -> str:
+    """The start of a timeframe as a stored timestamp: ``30m``, ``24h``, ``7d``, ``2w``
+    before ``moment`` (now when None), or an ISO 8601 date or date-time. Raises
+    ``ValueError`` naming both forms."""
+    ago = _AGO.fullmatch(value)
+    if ago:
+        end = moment_of(moment) if moment else datetime.now(UTC)
+        try:
+            return stored(end - timedelta(seconds=int(ago[1]) * _AGO_UNITS[ago[2].lower()]))
+        except OverflowError:
+            raise OutOfRange(f"{value!r} reaches back before the year 1") from None
+    try:
+        return timestamp(value)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is neither a timeframe (30m, 24h, 7d, 2w) nor an ISO 8601 date or time"
+        ) from None

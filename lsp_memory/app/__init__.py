@@ -26,6 +26,7 @@ from lsp_memory.app.snapshot import Snapshot
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
+from lsp_memory.notes.files import NoteFiles
 from lsp_memory.services.conversations.ingest import Ingester
 from lsp_memory.services.conversations.recall import Conversations, RecallCache
 from lsp_memory.services.kernel.tokens import count_claims
@@ -317,6 +318,11 @@ class App:
             vectors=self._write_vectors,
             supersede=self.config.supersede,
         )
+
+    def note_files(self) -> NoteFiles:
+        """The vaults' note files, read and written one at a time, never outside a vault
+        (the MCP server's note tools); a write is read again by its vault."""
+        return NoteFiles(self.vaults)
 
     def _write_vectors(self) -> VectorSide | None:
         """The vector side a write compares statements with: in the language server only

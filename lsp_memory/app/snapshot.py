@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_memory.config import Config
+from lsp_memory.ids import seconds, stamp_at
 from lsp_memory.notes import VaultView
 from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.editor.annotate import Annotator
@@ -73,6 +74,24 @@ class Snapshot:
     def successor(self, claim: Claim) -> Claim | None:
         """The live claim down a superseded or merged claim's chain (``kernel.lineage``)."""
         return lineage.successor(self.store, self.user, claim)
+
+    def notes_changed_since(self, start: str, limit: int) -> list[dict[str, Any]]:
+        """The notes of every vault saved at or after ``start`` (a stored timestamp), newest
+        first, at most ``limit``: each note's vault, path, title and when it was saved."""
+        after = seconds(start) * 1e9
+        found = [
+            note for vault in self.vaults for note in vault.notes.values() if note.mtime_ns >= after
+        ]
+        found.sort(key=lambda note: note.mtime_ns, reverse=True)
+        return [
+            {
+                "vault": note.vault,
+                "path": note.path,
+                "title": note.title,
+                "saved_at": stamp_at(note.mtime_ns / 1e9),
+            }
+            for note in found[:limit]
+        ]
 
     def resolver(self) -> Resolver:
         return Resolver(self.store, self.user, self.vaults)

@@ -139,7 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(commands, "serve", cmd_serve, "run the language server (stdio by default)")
     sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")
 
-    command(commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio)")
+    sub = command(
+        commands, "mcp", cmd_mcp, "serve your memory to agents over MCP (stdio, or --http)"
+    )
+    sub.add_argument(
+        "--http", metavar="HOST:PORT", help="streamable HTTP at http://HOST:PORT/mcp instead"
+    )
+    sub.add_argument(
+        "--token-file", metavar="FILE", help="the bearer token (default: $LSP_MEMORY_MCP_TOKEN)"
+    )
+    sub.add_argument("--no-auth", action="store_true", help="no token (loopback only)")
+    sub.add_argument("--allow-remote", action="store_true", help="listen on a non-loopback address")
+    sub.add_argument(
+        "--allow-host", metavar="NAME", action="append", help="a Host name to accept too"
+    )
 
     sub = command(commands, "status", cmd_status, "what your memory holds, and where")
     sub.add_argument("--json", action="store_true", help="print JSON")

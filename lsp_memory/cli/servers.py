@@ -7,6 +7,7 @@ import argparse
 
 from lsp_memory.app import App
 from lsp_memory.cli.options import overrides
+from lsp_memory.errors import UserError
 
 
 def cmd_serve(_app: App, args: argparse.Namespace) -> int:
@@ -16,8 +17,30 @@ def cmd_serve(_app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_mcp(app: App, _args: argparse.Namespace) -> int:
+def cmd_mcp(app: App, args: argparse.Namespace) -> int:
+    from lsp_memory.mcp.http import settings_from
     from lsp_memory.mcp.server import serve
 
-    serve(app)
+    if args.http is None:
+        given = [flag for flag, on in _HTTP_ONLY.items() if getattr(args, on)]
+        if given:
+            raise UserError(f"{given[0]} goes with --http HOST:PORT")
+        serve(app)
+        return 0
+    http, generated = settings_from(
+        args.http,
+        token_file=args.token_file,
+        no_auth=args.no_auth,
+        allow_remote=args.allow_remote,
+        allow_hosts=args.allow_host or (),
+    )
+    serve(app, http, generated=generated)  # uvicorn stops on Ctrl-C by itself
     return 0
+
+
+_HTTP_ONLY = {
+    "--token-file": "token_file",
+    "--no-auth": "no_auth",
+    "--allow-remote": "allow_remote",
+    "--allow-host": "allow_host",
+}

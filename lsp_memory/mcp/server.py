@@ -42,11 +42,14 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, EmptyResult, SetLevelRequestParams
 from pydantic import Field, ValidationError
 
 from lsp_memory.app import App
 from lsp_memory.errors import UserError
+from lsp_memory.mcp import lifecycle, memories, notes, resources
+from lsp_memory.mcp.calls import READ_ONLY, Calls, hints
+from lsp_memory.mcp.http import HttpSettings, serve_http
 from lsp_memory.mcp.stdio import stdio_streams
 from lsp_memory.model import MAX_STATEMENT, Claim, doc_key
 from lsp_memory.services.block import referenced_lines
@@ -233,19 +236,13 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         ),
     )
 
-    async def write(work: Callable[[], T]) -> T:
-        try:
-            return await lanes.write(work)
-        except UserError as error:
-            raise ToolError(str(error)) from None
+    calls = Calls(lanes)
+    write, read = calls.write, calls.read
+    server._lowlevel_server.add_request_handler(  # the SDK's MCPServer has no logging
+        "logging/setLevel", SetLevelRequestParams, _set_level
+    )
 
-    async def read(work: Callable[[], T]) -> T:
-        try:
-            return await lanes.read(work)
-        except UserError as error:
-            raise ToolError(str(error)) from None
-
-    @server.tool()
+    @server.tool(annotations=hints(idempotent=True))
     async def search_memory(
         query: Annotated[
             str, Field(min_length=1, max_length=MAX_TEXT, description="what to look for")
@@ -303,7 +300,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         await write(app.refresh_indexes)
         return answer(await read(searched))
 
-    @server.tool()
+    @server.tool(annotations=hints(destructive=True))
     async def remember(
         statement: Annotated[
             str,
@@ -328,7 +325,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
 
         return await write(added)
 
-    @server.tool()
+    @server.tool(annotations=hints(destructive=True))
     async def ingest_messages(
         session_id: Annotated[str, Field(min_length=1, max_length=MAX_NAME)],
         user_message: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)],
@@ -370,7 +367,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         lanes.later(partial(recall_ahead, conversation))
         return answer
 
-    @server.tool()
+    @server.tool(annotations=hints(idempotent=True))
     async def build_context(
         text: Text,
         budget: Annotated[int | None, Field(ge=1)] = None,
@@ -425,30 +422,30 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             "message": message,
         }
 
-    @server.tool()
+    @server.tool(annotations=hints(idempotent=True))
     async def pin_memory(reference: Ref) -> dict[str, Any]:
         """Pin a claim globally: it is shown in every context block while it is live."""
         return await write(partial(claim_change, reference, lambda r, c: r.pin(c)))
 
-    @server.tool()
+    @server.tool(annotations=hints(destructive=True, idempotent=True))
     async def unpin_memory(reference: Ref) -> dict[str, Any]:
         """Unpin a globally pinned claim."""
         return await write(partial(claim_change, reference, lambda r, c: r.pin(c, pinned=False)))
 
-    @server.tool()
+    @server.tool(annotations=hints(idempotent=True))
     async def add_memory_to_context(reference: Ref, context: ContextId) -> dict[str, Any]:
         """Add a claim to one of the user's contexts (``@context`` then gives it)."""
         change = partial(claim_change, reference, lambda r, c: r.link_context(c, context))
         return await write(change)
 
-    @server.tool()
+    @server.tool(annotations=hints(destructive=True, idempotent=True))
     async def remove_memory_from_context(reference: Ref, context: ContextId) -> dict[str, Any]:
         """Remove a claim from one of the user's contexts."""
         return await write(
             partial(claim_change, reference, lambda r, c: r.link_context(c, context, linked=False))
         )
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def resolve(
         refs: Annotated[
             list[Annotated[str, Field(max_length=MAX_REF)]],
@@ -464,14 +461,40 @@ def build(app: App, lanes: Lanes) -> MCPServer:
 
         return await read(resolved)
 
+    for module in (memories, notes, lifecycle, resources):
+        module.register(server, app, calls)
     return server
 
 
-def serve(app: App) -> None:
-    """Serve ``app``'s memory over stdio until the client goes away."""
+async def _set_level(_context: Any, params: SetLevelRequestParams) -> EmptyResult:
+    """``logging/setLevel``: the server's log (stderr) from that level up."""
+    level = _LEVELS.get(params.level, logging.WARNING)
+    logging.getLogger("lsp_memory").setLevel(level)
+    return EmptyResult()
+
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def serve(app: App, http: HttpSettings | None = None, *, generated: bool = False) -> None:
+    """Serve ``app``'s memory over stdio until the client goes away, or with ``http`` over
+    streamable HTTP until interrupted (``mcp/http.py``; ``generated``: its token was made
+    for this run, and is told)."""
     lanes = Lanes(app)
     try:
-        build(app, lanes).run("stdio")
+        if http is None:
+            build(app, lanes).run("stdio")
+        else:
+            serve_http(build(app, lanes), http, generated=generated)
     finally:
         lanes.close()
 

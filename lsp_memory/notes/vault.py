@@ -66,6 +66,11 @@ class VaultView:
         """The notes' names, searchable as a user types ``[[`` (built once per note set)."""
         return names_of(self._noteset)
 
+    def is_note(self, relative: str) -> bool:
+        """Whether the vault-relative ``relative`` names a note by its name alone (Markdown,
+        no hidden part, not excluded): what a new note's path must be."""
+        return self._folder.is_candidate(relative)
+
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
         """What ``[[target#heading]]`` names (docs/reference.md, Notes), first hit wins.
 

@@ -112,6 +112,9 @@ def test_consolidate_and_review_for_a_person(run: Run, tmp_path: Path) -> None: 
     assert run("review").stdout == "nothing to review\n"
     assert "already closed" in one_error_line(run("review", "keep-both", "1"))
     assert "needs the item's ID" in one_error_line(run("review", "accept"))
+    assert "no review item 100000000000000000000" in one_error_line(
+        run("review", "accept", str(10**20))
+    )
 
 
 def test_retrieval_honours_confidence_and_status(run: Run, tmp_path: Path) -> None:  # noqa: F811

@@ -52,6 +52,17 @@ TOOLS = (
     "unpin_memory",
     "add_memory_to_context",
     "remove_memory_from_context",
+    "list_memories",
+    "get_memory",
+    "update_memory",
+    "forget_memory",
+    "recent_activity",
+    "read_note",
+    "write_note",
+    "edit_note",
+    "consolidate",
+    "review_queue",
+    "review_decide",
 )
 CONVERSATION = "trip"
 """A conversation the fuzzed server has (the fixture ingests one message in it)."""
@@ -129,6 +140,21 @@ references = weighted(
     (odd_text, 2),
     (st.builds(_repeat, st.sampled_from(("#1", "@a", "x")), st.just(MAX_REF + 1)), 1),
 )
+timeframes = weighted(
+    (st.sampled_from(("7d", "24h", "30m", "2w", "2026-01-02", "2026-01-02T10:00:00Z")), 4),
+    (st.sampled_from(("soon", "", "999999999d", "0000-01-01", "-1d")), 2),
+    (odd_text, 1),
+)
+note_paths = weighted(
+    (st.sampled_from(("fuzz.md", "deep/er/fuzz.md", "new note.md")), 4),
+    (
+        st.sampled_from(
+            ("../escape.md", "/etc/passwd.md", "a/../../b.md", ".hidden/x.md", "x.txt", "", ".")
+        ),
+        3,
+    ),
+    (odd_text, 2),
+)
 TOOL_ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "search_memory": st.fixed_dictionaries(
         {"query": texts},
@@ -180,6 +206,47 @@ TOOL_ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         {
             "refs": st.lists(references, max_size=5)
             | st.lists(st.just("#1"), min_size=MAX_REFS + 1, max_size=MAX_REFS + 1)
+        }
+    ),
+    "list_memories": st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(("preference", "fact", "")) | names,
+            "status": st.sampled_from(("live", "all", "retracted", "gone", "")),
+            "context": st.sampled_from(("root_ctx", "@leaf_ctx", "x")) | names,
+            "since": timeframes,
+            "limit": st.one_of(st.integers(-2, 250), st.sampled_from(EXTREMES)),
+        },
+    ),
+    **{tool: st.fixed_dictionaries({"reference": references}) for tool in ("get_memory",)},
+    "update_memory": st.fixed_dictionaries({"reference": references, "statement": texts}),
+    "forget_memory": st.fixed_dictionaries(
+        {"reference": st.sampled_from(("#2", "#3", "#999", "x")) | odd_text}
+    ),
+    "recent_activity": st.fixed_dictionaries(
+        {}, optional={"timeframe": timeframes, "limit": st.integers(-2, 250)}
+    ),
+    "read_note": st.fixed_dictionaries({"path": note_paths}, optional={"vault": names}),
+    "write_note": st.fixed_dictionaries(
+        {"path": note_paths, "text": texts},
+        optional={"overwrite": st.booleans(), "vault": names},
+    ),
+    "edit_note": st.fixed_dictionaries(
+        {
+            "path": note_paths,
+            "operation": st.sampled_from(("append", "replace_section", "find_replace", "x")),
+            "text": texts,
+        },
+        optional={"heading": texts, "find": texts},
+    ),
+    "consolidate": st.fixed_dictionaries(
+        {}, optional={"dry_run": st.booleans(), "now_at": timeframes}
+    ),
+    "review_queue": st.just({}),
+    "review_decide": st.fixed_dictionaries(
+        {
+            "item": st.one_of(st.integers(-2, 5), st.sampled_from(EXTREMES)),
+            "decision": st.sampled_from(("accept", "reject", "keep-both", "maybe")),
         }
     ),
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -22,8 +23,24 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from lsp_memory.mcp.server import MAX_REF, MAX_REFS, MAX_TEXT
+from tests.mcp.fuzzing import TOOLS
 
 ROOT = Path(__file__).parents[2]
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An ``lsp-memory`` process's environment: a private store, cache and home in
+    ``tmp_path``, the user ann, this tree's code; and ``extra``."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "LSP_MEMORY_STORE": str(tmp_path / "store"),
+        "LSP_MEMORY_USER": "ann",
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
 
 
 @asynccontextmanager
@@ -31,20 +48,12 @@ async def connected(tmp_path: Path) -> AsyncIterator[ClientSession]:
     """A client session with ``lsp-memory mcp`` on a private store and vault (entered and
     left in the test's own task, as the SDK's streams require)."""
     vault = tmp_path / "vault"
-    vault.mkdir()
+    vault.mkdir(exist_ok=True)
     (vault / "plan.md").write_text("# Plan\n\nPack light.\n", encoding="utf-8")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "lsp_memory", "--vault", str(vault), "mcp"],
-        env={
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(tmp_path / "home"),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "LSP_MEMORY_STORE": str(tmp_path / "store"),
-            "LSP_MEMORY_USER": "ann",
-            "PYTHONPATH": str(ROOT),
-        },
+        env=environment(tmp_path),
         cwd=str(tmp_path),
     )
     with (tmp_path / "server.log").open("w") as errors:
@@ -75,17 +84,33 @@ async def error(session: ClientSession, tool: str, **arguments: Any) -> str:
 async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(tools) == {
-        "search_memory",
-        "remember",
-        "ingest_messages",
-        "build_context",
-        "resolve",
-        "pin_memory",
-        "unpin_memory",
-        "add_memory_to_context",
-        "remove_memory_from_context",
+    # Every tool the server lists is one the fuzz suite calls (tests/mcp/fuzzing.py).
+    assert set(tools) == set(TOOLS)
+    assert {"list_memories", "update_memory", "edit_note", "review_decide"} <= set(tools)
+    # Every tool tells agents whether it changes anything, as the README's table says.
+    hints = {
+        name: (
+            tool.annotations.read_only_hint,
+            tool.annotations.destructive_hint,
+            tool.annotations.idempotent_hint,
+        )
+        for name, tool in tools.items()
+        if tool.annotations is not None
     }
+    assert set(hints) == set(tools)
+    assert hints == readme_hints()
+    assert {name for name, (read_only, _, _) in hints.items() if read_only} == {
+        "resolve",
+        "list_memories",
+        "get_memory",
+        "recent_activity",
+        "read_note",
+        "review_queue",
+    }
+    assert hints["forget_memory"] == (False, True, True)
+    assert hints["update_memory"] == (False, True, False)
+    assert hints["pin_memory"] == (False, False, True)
+    assert all(tool.output_schema is not None for tool in tools.values())
     search = tools["search_memory"].input_schema
     assert search["required"] == ["query"]
     assert search["properties"]["query"]["maxLength"] == MAX_TEXT  # the limit, told to agents
@@ -97,6 +122,19 @@ async def test_the_tools_and_their_schemas(tmp_path: Path) -> None:
         "all",
     ]
     assert tools["remember"].output_schema is not None
+
+
+def readme_hints() -> dict[str, tuple[bool, bool, bool]]:
+    """The README's table of the tools' annotations: each tool's read-only, destructive
+    and idempotent hints."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("| tool | read-only | destructive | idempotent |", 1)[1]
+    found = {}
+    for row in table.split("\n\n", 1)[0].splitlines()[2:]:
+        named, *flags = (cell.strip() for cell in row.strip("|").split("|"))
+        for name in re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", named)):
+            found[name] = tuple(flag == "yes" for flag in flags)
+    return found  # type: ignore[return-value]
 
 
 async def test_remember_ingest_search_resolve_and_build(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ class Records:
         self.last_superseded: list[Claim] = []
         """The claims the last ``add_claim`` superseded, by number."""
         self._vector: Any = None
+        self._replaces: Claim | None = None
 
     def embed(self, statements: Sequence[str]) -> list[Any] | None:
         """The statements' embeddings in one batch (kept in the vector cache, so indexing
@@ -82,15 +83,18 @@ class Records:
         derived_from: Sequence[str] = (),
         valid_from: str | None = None,
         vector: Any = None,
+        replaces: Claim | None = None,
     ) -> Claim:
         """Store a new claim, of ``claim_type`` or else of the category the classifier
         chooses; ``UserError`` with the reason when it is not acceptable. Unless
         ``supersede`` is False, the claims it supersedes are marked so, and listed in
         ``last_superseded``. ``derived_from``: the episodes it comes from; ``valid_from``:
         since when it holds (a message's time); ``vector``: the statement's embedding when
-        the caller has it (``embed``), for the supersede check."""
+        the caller has it (``embed``), for the supersede check; ``replaces``: a live claim
+        the new one supersedes whatever its type's rule says (``update``)."""
         self.last_superseded = []
         self._vector = vector
+        self._replaces = replaces
         problem = statement_problem(statement)
         if problem:
             raise UserError(problem)
@@ -133,10 +137,35 @@ class Records:
 
     def _supersedes(self, claim: Claim) -> list[str]:
         """The ids of the claims the new ``claim`` supersedes (kept in ``last_superseded``)."""
-        self.last_superseded = superseded(
+        found = superseded(
             self.store, self.user, claim, self.vectors, self.supersede, query_vector=self._vector
         )
+        replaced = self._replaces
+        if replaced is not None and all(c.claim_id != replaced.claim_id for c in found):
+            found = sorted([*found, replaced], key=lambda c: c.number)
+        self.last_superseded = found
         return [c.claim_id for c in self.last_superseded]
+
+    def update(self, claim: Claim, statement: str) -> Claim:
+        """A new claim saying ``statement`` in place of the live ``claim``: of its type, in
+        its contexts, with its tags, entities and pin, superseding it (and whatever else its
+        type's rule names). Nothing is overwritten: the old claim stays, superseded, and
+        ``restore`` brings it back. ``UserError`` when ``claim`` is not live."""
+        if claim.status not in LIVE_STATUSES:
+            raise UserError(
+                f"#{claim.number} @{claim.friendly_id} is {claim.status.value}, not live: "
+                "update its live successor, or restore it first"
+            )
+        return self.add_claim(
+            statement,
+            claim_type=claim.claim_type,
+            domain=claim.domains[0] if claim.domains else None,
+            contexts=claim.contexts or (),
+            tags=claim.tags or (),
+            entities=claim.entities or (),
+            pinned=claim.pinned,
+            replaces=claim,
+        )
 
     def add_context(
         self,
@@ -209,6 +238,31 @@ class Records:
     def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:
         """The user's claims by number (``claim list``)."""
         return self.store.claims(self.user, statuses=statuses, limit=limit)
+
+    def matching(
+        self,
+        *,
+        claim_type: str | None = None,
+        statuses: Sequence[ClaimStatus] | None = None,
+        context: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> list[Claim]:
+        """The user's claims by those filters, most recently changed first (the MCP server's
+        ``list_memories`` and ``recent_activity``); ``UserError`` for a context the user
+        has not."""
+        if context is not None:
+            context = context.removeprefix("@")
+            if self.store.context_by_friendly_id(self.user, context) is None:
+                raise UserError(f"no context @{context}: `context tree` lists yours")
+        return self.store.claims_matching(
+            self.user,
+            claim_type=claim_type,
+            statuses=statuses,
+            context=context,
+            since=since,
+            limit=limit,
+        )
 
     def context_tree(self) -> tuple[list[ContextNode], list[Context]]:
         """The user's contexts as a forest with claim counts, and those caught in a parent

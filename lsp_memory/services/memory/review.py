@@ -95,7 +95,9 @@ class Review:
         with the reason when it cannot be."""
         if verb not in VERBS:
             raise UserError(f"unknown review decision {verb!r} (expected {', '.join(VERBS)})")
-        item = self.store.review_item(self.user, number)
+        # A number past SQLite's integers is no item's (it overflowed the query: an
+        # internal error at both doors, found by the MCP fuzzer).
+        item = self.store.review_item(self.user, number) if 0 < number < 2**63 else None
         if item is None:
             raise UserError(f"no review item {number}: `lsp-memory review` lists the open ones")
         if item.status != "open":

@@ -152,6 +152,46 @@ class Claims(ClaimLoader):
         return self._load(sql, params)
 
     @_translated
+    def claims_matching(
+        self,
+        user: str,
+        *,
+        claim_type: str | None = None,
+        statuses: Iterable[ClaimStatus] | None = None,
+        context: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> list[Claim]:
+        """The user's claims of primary type ``claim_type``, one of ``statuses``, linked to
+        the context whose friendly id is ``context`` (or a descendant), changed at or after
+        ``since`` (a stored timestamp); the most recently changed first, at most ``limit``."""
+        sql = ""
+        params: list[Any] = []
+        if context is not None:
+            sql = _subtree_claims("contexts", "friendly_id", "context_claims", "context") + " "
+            params += [context, user, user]
+        sql += _CLAIM_SELECT + "WHERE c.user = ?"
+        params.append(user)
+        if context is not None:
+            sql += " AND c.id IN (SELECT id FROM hits)"
+        if claim_type is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM claim_types t"
+                " WHERE t.claim = c.id AND t.pos = 0 AND t.type = ?)"
+            )
+            params.append(claim_type)
+        if statuses is not None:
+            wanted = [str(status) for status in statuses]
+            sql += f" AND c.status IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        if since is not None:
+            sql += " AND c.updated_at >= ?"
+            params.append(since)
+        sql += " ORDER BY c.updated_at DESC, c.number DESC LIMIT ?"
+        params.append(limit)
+        return self._load(sql, params)
+
+    @_translated
     def claims_in_context(self, user: str, context_id: str) -> list[Claim]:
         """Live claims linked to the context or any descendant (depth ≤ 10, cycle-safe),
         each once, newest first."""
