@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
@@ -37,26 +38,21 @@ GOLANG = (
 
 
 @pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
-async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+async def client(
+    request: pytest.FixtureRequest, lsp_client: LanguageClient
+) -> AsyncIterator[LanguageClient]:
+    """A VS Code session over the shared store, with the editor settings a test passes
+    (``indirect`` parametrization), if any."""
+    settings = getattr(request, "param", None)
+    if settings:
+        lsp_client.set_configuration(settings, section="lspMemory")
     await ready(lsp_client, client_capabilities("visual-studio-code"))
     yield lsp_client
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
-async def low(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
-    lsp_client.set_configuration({"relatedSimilarity": 0.05}, section="lspMemory")
-    await ready(lsp_client, client_capabilities("visual-studio-code"))
-    yield lsp_client
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
-async def off(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
-    lsp_client.set_configuration({"relatedSimilarity": "off"}, section="lspMemory")
-    await ready(lsp_client, client_capabilities("visual-studio-code"))
-    yield lsp_client
-    await lsp_client.shutdown_session()
+LOW = pytest.mark.parametrize("client", [{"relatedSimilarity": 0.05}], indirect=True)
+OFF = pytest.mark.parametrize("client", [{"relatedSimilarity": "off"}], indirect=True)
 
 
 def open_note(client: LanguageClient, name: str, text: str) -> str:
@@ -136,19 +132,21 @@ async def test_what_the_document_names_is_not_offered(client: LanguageClient) ->
     assert "Link [[Project Plan]]" not in [a.title for a in await related(client, own, line)]
 
 
-async def test_at_most_three_and_never_a_retracted_claim(low: LanguageClient) -> None:
-    await searching(low)
-    uri = open_note(low, "leaf.md", f"{GOLANG}\n\n{DATABASE}\n")
-    titles = [action.title for action in await related(low, uri, 0)]
+@LOW
+async def test_at_most_three_and_never_a_retracted_claim(client: LanguageClient) -> None:
+    await searching(client)
+    uri = open_note(client, "leaf.md", f"{GOLANG}\n\n{DATABASE}\n")
+    titles = [action.title for action in await related(client, uri, 0)]
     assert len(titles) == 3
     assert not any("leaf_retracted_a003" in title for title in titles)  # "written in Go"
-    assert len(await related(low, uri, 2)) == 3
-    assert await related(low, uri, 1) == []
+    assert len(await related(client, uri, 2)) == 3
+    assert await related(client, uri, 1) == []
 
 
-async def test_the_setting_turns_them_off(off: LanguageClient) -> None:
-    await embedded(off)  # searches by meaning, the embedding helper started
-    uri = open_note(off, "off.md", f"{DATABASE}\n")
+@OFF
+async def test_the_setting_turns_them_off(client: LanguageClient) -> None:
+    await embedded(client)  # searches by meaning, the embedding helper started
+    uri = open_note(client, "off.md", f"{DATABASE}\n")
     for _ in range(5):
-        assert await related(off, uri, 0) == []
+        assert await related(client, uri, 0) == []
         await asyncio.sleep(0.1)
