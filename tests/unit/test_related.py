@@ -43,6 +43,20 @@ def test_the_paragraph_at_a_line(line: int, expected: str | None) -> None:
     assert (NOTE[found.start : found.end] if found is not None else None) == expected
 
 
+def test_a_paragraph_right_under_the_front_matter_leaves_it_out() -> None:
+    text = "---\ntitle: A\n---\nFirst words right below.\nSecond line.\n"
+    found = paragraph_at(text, text.index("Second"))
+    assert found is not None
+    assert text[found.start : found.end] == "First words right below.\nSecond line."
+    assert paragraph_at(text, text.index("title")) is None
+
+
+def test_front_matter_never_closed_is_text() -> None:
+    text = "---\ntitle: A\nwords go on"
+    found = paragraph_at(text, text.index("words"))
+    assert found is not None and text[found.start : found.end] == text
+
+
 def test_a_document_without_front_matter_starts_with_a_paragraph() -> None:
     text = "Plain words here.\r\nMore words.\r\n\r\nNext."
     found = paragraph_at(text, 3)

@@ -43,7 +43,7 @@ _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _LINK_TEXT = re.compile(r"[\[\]|#^]")
-_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +67,15 @@ class Paragraph:
 def paragraph_at(text: str, offset: int) -> Paragraph | None:
     """The paragraph holding ``offset`` of Markdown ``text``: its run of non-blank lines,
     headings and fences ending it; None on a blank line, a heading, in front matter or code."""
-    if refs.in_code(text, offset) or _in_front_matter(text, offset):
+    top = _front_matter_end(text)
+    if offset < top or refs.in_code(text, offset):
         return None
     lines = _lines(text)
     index = next((i for i, (s, e) in enumerate(lines) if s <= offset <= e), len(lines) - 1)
-    if index < 0 or not _body(text, *lines[index]):
+    if not _body(text, *lines[index]):
         return None
     first = last = index
-    while first > 0 and _body(text, *lines[first - 1]):
+    while first > 0 and lines[first - 1][0] >= top and _body(text, *lines[first - 1]):
         first -= 1
     while last + 1 < len(lines) and _body(text, *lines[last + 1]):
         last += 1
@@ -101,13 +102,15 @@ def _body(text: str, start: int, end: int) -> bool:
     return bool(line.strip()) and not _HEADING.match(line) and not _FENCE.match(line)
 
 
-def _in_front_matter(text: str, offset: int) -> bool:
-    """Whether ``offset`` is in the front matter a note opens with (``---`` … ``---``)."""
+def _front_matter_end(text: str) -> int:
+    """Where the front matter a note opens with (``---`` … ``---`` or ``...``) ends: the
+    offset after its closing line's break; 0 without one (or one never closed, read as
+    text)."""
     first = re.match(r"---[ \t]*(?:\r\n|\r|\n)", text)
     if first is None:
-        return False
+        return 0
     match = _FRONT_MATTER_END.search(text, first.end())
-    return match is None or offset <= match.end()
+    return 0 if match is None else match.end() + 1
 
 
 def query_text(paragraph: str) -> str:
