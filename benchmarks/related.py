@@ -40,6 +40,7 @@ from benchmarks.common import arguments, emit, load_average, start_report
 
 MIRROR = Path("/work/.mirror/obsidianmd+obsidian-help/repo")
 UNRELATED = Path(__file__).parent / "data" / "related-unrelated.txt"
+JUDGED = Path(__file__).parent / "data" / "related-judged.tsv"
 UNRELATED_SHARE = 0.05
 PRECISION = 0.5
 STEPS = [round(0.20 + 0.01 * i, 2) for i in range(61)]  # 0.20 … 0.80
@@ -53,6 +54,8 @@ class Case:
     dev: bool
     linked: bool  # a linked paragraph (else unrelated prose)
     found: tuple[tuple[float, bool, bool], ...]
+    ordinal: int = 0  # which linked paragraph of its note, from 1
+    suggested: tuple[str | None, ...] = ()  # the vault path of each suggestion
 
 
 def extract(mirror: Path, folder: str, into: Path) -> Path:
@@ -112,7 +115,7 @@ def cases(vault: Path, scratch: Path) -> tuple[list[Case], dict[str, Any]]:
         for path in sorted(view.notes):
             text = (vault / path).read_text(encoding="utf-8")
             lenient = linked_from(path) | {source.path for source, _ in view.backlinks(path)}
-            start = 0
+            start, ordinal = 0, 0
             seen: set[int] = set()
             while start < len(text):
                 paragraph = paragraph_at(text, start)
@@ -138,6 +141,7 @@ def cases(vault: Path, scratch: Path) -> tuple[list[Case], dict[str, Any]]:
                 )
                 asked.append(time.perf_counter() - tick)
                 named = [_path(s.reference, view) for s in suggestions]
+                ordinal += 1
                 found.append(
                     Case(
                         path,
@@ -147,6 +151,8 @@ def cases(vault: Path, scratch: Path) -> tuple[list[Case], dict[str, Any]]:
                             (s.similarity, name in strict, name in strict | lenient)
                             for s, name in zip(suggestions, named, strict=True)
                         ),
+                        ordinal,
+                        tuple(named),
                     )
                 )
         prose = [
@@ -291,6 +297,46 @@ def speed(cache: Path, samples: int) -> dict[str, Any]:
     }
 
 
+def _offered(found: Sequence[Case], threshold: float) -> list[tuple[str, int, str | None, float]]:
+    """Every suggestion at ``threshold``: its note, paragraph ordinal, suggestion, cosine."""
+    return [
+        (case.source, case.ordinal, name, score)
+        for case in found
+        if case.linked
+        for (score, _, _), name in zip(case.found, case.suggested, strict=True)
+        if score >= threshold
+    ]
+
+
+def sample(found: Sequence[Case], threshold: float, count: int) -> list[dict[str, Any]]:
+    """``count`` suggestions drawn at random (seed 7), for a person to judge by reading the
+    paragraph in the vault and the suggested note (``JUDGED`` keeps the verdicts)."""
+    import random
+
+    offered = _offered(found, threshold)
+    random.Random(7).shuffle(offered)
+    return [
+        {"note": note, "paragraph": ordinal, "suggested": name, "cosine": round(score, 3)}
+        for note, ordinal, name, score in offered[:count]
+    ]
+
+
+def judged(found: Sequence[Case], threshold: float) -> dict[str, Any] | None:
+    """The hand verdicts of ``JUDGED`` on this run's suggestions: how many it still makes,
+    and how many of those a person judged related."""
+    if not JUDGED.exists():
+        return None
+    verdicts: dict[tuple[str, int, str | None], bool] = {}
+    for line in JUDGED.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            note, ordinal, name, verdict = line.split("\t")
+            verdicts[note, int(ordinal), name] = verdict.strip() == "1"
+    made = [
+        v for n, o, s, _ in _offered(found, threshold) if (v := verdicts.get((n, o, s))) is not None
+    ]
+    return {"verdicts": len(verdicts), "still_suggested": len(made), "judged_related": sum(made)}
+
+
 def main() -> int:
     parser = arguments(__doc__)
     parser.add_argument("--mirror", type=Path, default=MIRROR)
@@ -298,6 +344,9 @@ def main() -> int:
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/bench-related"))
     parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument(
+        "--sample", type=int, default=0, help="list N test-half suggestions to judge by hand"
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     if args.speed:
@@ -319,6 +368,8 @@ def main() -> int:
     report["test"] = figures(test, chosen)
     report["test_curve"] = [figures(test, step) for step in STEPS[::5]]
     report["dev_curve"] = [figures(dev, step) for step in STEPS[::5]]
+    report["judged"] = judged(test, chosen)
+    report["to_judge"] = sample(test, chosen, args.sample)
     emit(report, as_json=True, began=began)
     return 0
 

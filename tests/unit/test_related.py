@@ -43,11 +43,12 @@ def test_the_paragraph_at_a_line(line: int, expected: str | None) -> None:
     assert (NOTE[found.start : found.end] if found is not None else None) == expected
 
 
-def test_a_paragraph_right_under_the_front_matter_leaves_it_out() -> None:
-    text = "---\ntitle: A\n---\nFirst words right below.\nSecond line.\n"
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_paragraph_right_under_the_front_matter_leaves_it_out(newline: str) -> None:
+    text = "---\ntitle: A\n---\nFirst words right below.\nSecond line.\n".replace("\n", newline)
     found = paragraph_at(text, text.index("Second"))
     assert found is not None
-    assert text[found.start : found.end] == "First words right below.\nSecond line."
+    assert text[found.start : found.end] == f"First words right below.{newline}Second line."
     assert paragraph_at(text, text.index("title")) is None
 
 
