@@ -94,7 +94,12 @@ def cases(vault: Path, scratch: Path) -> tuple[list[Case], dict[str, Any]]:
     from lsp_memory.model import RefKind
     from lsp_memory.services.editor.related import MIN_WORDS, paragraph_at, query_text
 
-    settings = {"store": str(scratch / "store"), "vaults": [str(vault)], "user": "bench"}
+    settings = {
+        "store": str(scratch / "store"),
+        "vaults": [str(vault)],
+        "user": "bench",
+        "cache": str(scratch / "cache"),  # its own: every run embeds the vault afresh
+    }
     config, _ = load_config(settings, environ={"XDG_CACHE_HOME": str(scratch / "cache")})
     app = App(config)
     try:

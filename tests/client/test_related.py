@@ -150,3 +150,19 @@ async def test_the_setting_turns_them_off(client: LanguageClient) -> None:
     for _ in range(5):
         assert await related(client, uri, 0) == []
         await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("client", [{"embedIdleSeconds": 1}], indirect=True)
+async def test_a_stopped_helper_answers_nothing_at_once_and_starts(client: LanguageClient) -> None:
+    """Asked while the embedding helper is stopped, the request does not wait for it to
+    start (1–3 s): nothing this time, the helper started, suggestions the next time."""
+    await searching(client)
+    uri = open_note(client, "later.md", f"{PLAN}\n")
+    await asyncio.sleep(3)  # idle: the helper stops after 1 s
+    assert await related(client, uri, 0) == []
+    for _ in range(100):
+        titles = [action.title for action in await related(client, uri, 0)]
+        if titles:
+            break
+        await asyncio.sleep(0.1)
+    assert titles[0] == "Link [[Project Plan]]"

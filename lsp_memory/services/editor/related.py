@@ -29,6 +29,7 @@ from lsp_memory.model import LIVE_STATUSES, RefKind, doc_id
 from lsp_memory.notes import VaultView
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.services.retrieval.search import HybridSearch
+from lsp_memory.store.vectors import ModelError
 from lsp_memory.text import one_line
 
 LIMIT = 3
@@ -128,24 +129,27 @@ def query_text(paragraph: str) -> str:
 
 
 class _Vectors:
-    """The embeddings of the last paragraphs asked about, by model and text (thread-safe)."""
+    """The embeddings of the last paragraphs asked about, by embedder and text
+    (thread-safe). An entry holds its embedder, so another embedder never takes its id."""
 
     SIZE = 64
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._kept: OrderedDict[tuple[int, str], tuple[object, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, model: str, text: str) -> Any:
+    def get(self, embedder: object, text: str) -> Any:
+        key = (id(embedder), text)
         with self._lock:
-            found = self._kept.get((model, text))
-            if found is not None:
-                self._kept.move_to_end((model, text))
-            return found
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            self._kept.move_to_end(key)
+            return found[1]
 
-    def put(self, model: str, text: str, vector: Any) -> None:
+    def put(self, embedder: object, text: str, vector: Any) -> None:
         with self._lock:
-            self._kept[(model, text)] = vector
+            self._kept[(id(embedder), text)] = (embedder, vector)
             while len(self._kept) > self.SIZE:
                 self._kept.popitem(last=False)
 
@@ -226,8 +230,8 @@ class Suggester:
     def _vector(self, query: str, wait: bool) -> Any:
         embedder = self.search.embedder
         assert embedder is not None  # ``semantic``
-        model = str(getattr(embedder, "model_id", ""))
-        vector = _VECTORS.get(model, query)
+        # Not by model id: asking a remote embedder for it starts its helper.
+        vector = _VECTORS.get(embedder, query)
         if vector is not None:
             return vector
         if not wait and getattr(embedder, "pid", 0) is None:
@@ -235,8 +239,11 @@ class Suggester:
             if warm is not None:
                 warm()
             return None
-        vector = embedder.embed([query])[0]
-        _VECTORS.put(model, query, vector)
+        try:
+            vector = embedder.embed([query])[0]
+        except ModelError:  # the helper exited or hung: no suggestion, the other actions stand
+            return None
+        _VECTORS.put(embedder, query, vector)
         return vector
 
     def _named(self, text: str, language_id: str | None, path: str | None) -> set[str]:
