@@ -220,9 +220,7 @@ class Suggester:
         for hit in hits:
             if hit.id in named:
                 continue
-            suggestion = self._suggestion(hit.id, hit.kind, hit.key, hit.title, hit.similarity)
-            if suggestion is not None:
-                found.append(suggestion)
+            found.append(self._suggestion(hit.id, hit.kind, hit.key, hit.title, hit.similarity))
             if len(found) == LIMIT:
                 break
         return paragraph, found
@@ -267,7 +265,7 @@ class Suggester:
 
     def _suggestion(
         self, document: str, kind: str, key: str, title: str, similarity: float
-    ) -> Suggestion | None:
+    ) -> Suggestion:
         if kind == "claim":
             return Suggestion("claim", f"@{key}", one_line(title, 80), similarity)
         target = self._link_target(document, key, title)
