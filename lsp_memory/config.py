@@ -42,6 +42,9 @@ DEFAULT_MIN_SIMILARITY = 0.51
 on part of LoCoMo's dev split (docs/benchmarks.md, The relevance floor): a question asked of
 another conversation's memory gets nothing 9 times in 10, at under 0.01 nDCG@10 on its own. The
 seed's 0.7 on this scale costs 0.23."""
+DEFAULT_RELATED_SIMILARITY = 0.67
+"""The raw cosine a note or claim needs to be suggested as related to a paragraph
+(``related_similarity``; docs/benchmarks.md, Related-note suggestions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,9 @@ class Config:
     # come seconds to a minute apart while someone works, so it stays up through those pauses
     # and gives the memory back a minute and a half after the last.
     embed_idle_seconds: float = 90.0
+    # The cosine a note or claim needs to be offered as related to the paragraph under the
+    # cursor (``services.editor.related``; None: no suggestions).
+    related_similarity: float | None = DEFAULT_RELATED_SIMILARITY
     source: Path | None = None  # the config file read, if any
 
 
@@ -467,6 +473,7 @@ _PARSERS = {
     "fact_tokens": _budget,
     "tool_tokens": _budget,
     "embed_idle_seconds": _idle,
+    "related_similarity": _similarity,
 }
 
 

@@ -23,6 +23,7 @@ from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.editor.references import ReferenceFinder
+from lsp_memory.services.editor.related import Suggester
 from lsp_memory.services.editor.rename import Renamer
 from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolver
@@ -114,6 +115,10 @@ class Snapshot:
 
     def search(self) -> HybridSearch:
         return self.searcher()
+
+    def suggester(self) -> Suggester:
+        """Related-note suggestions for a paragraph (``services.editor.related``)."""
+        return Suggester(self.searcher(), self.resolver(), self.vaults, self.user)
 
     def search_records(
         self,

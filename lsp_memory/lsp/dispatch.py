@@ -71,7 +71,7 @@ TABLE: Mapping[str, Runs] = {
     types.TEXT_DOCUMENT_PREPARE_RENAME: LOOP,
     types.WORKSPACE_SYMBOL_RESOLVE: LOOP,
     # Whole-memory work.
-    types.TEXT_DOCUMENT_CODE_ACTION: WORKER,  # the document's checks
+    types.TEXT_DOCUMENT_CODE_ACTION: WORKER,  # the document's checks; related notes by meaning
     types.TEXT_DOCUMENT_CODE_LENS: WORKER,  # the document's context block
     types.TEXT_DOCUMENT_REFERENCES: WORKER,
     types.TEXT_DOCUMENT_RENAME: WORKER,

@@ -1,6 +1,7 @@
 """One real editor end to end: Debian's headless Neovim 0.7 starts ``python -m lsp_memory
 serve`` through its built-in LSP client, opens a note in a vault and checks diagnostics,
-completion, hover, definition, an incremental edit, commands and shutdown (``client.lua``).
+completion, hover, definition, an incremental edit, commands, related-note code actions and
+shutdown (``client.lua``).
 
 Without ``nvim`` on PATH the test is skipped, unless ``LSP_MEMORY_REQUIRE_NVIM=1`` (CI)."""
 
@@ -20,7 +21,7 @@ from tests.conftest import DATA, KB, USER
 
 ROOT = Path(__file__).parents[2]
 SCRIPT = Path(__file__).with_name("client.lua")
-MIN_PASSES = 33
+MIN_PASSES = 34
 """The checks client.lua makes: fewer PASS lines means it stopped early without a FAIL."""
 
 # The note client.lua opens and edits; it finds its positions by these texts, so change both
@@ -36,6 +37,8 @@ Complete a claim: @pre
 Complete a number: #4
 Complete a note: [[Proj
 Remember me: I cycle to work on Mondays 🚲
+
+Steps: I try to walk 8000 steps every day, even when it rains, by going out after lunch.
 """
 
 

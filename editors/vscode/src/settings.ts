@@ -39,6 +39,7 @@ export const SERVER_KEYS = [
   "extractorTimeoutS",
   "minSimilarity",
   "embedIdleSeconds",
+  "relatedSimilarity",
 ] as const;
 
 /** Settings renamed to camelCase in 0.2.0, old name → new name. VS Code does not move a

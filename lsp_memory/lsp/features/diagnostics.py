@@ -2,7 +2,7 @@
 fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
 This module answers ``textDocument/codeAction`` (one handler per method), adding the
 "Remember selection" actions and "Pin @x" / "Unpin @x" on a claim's reference
-(``lsp/actions.py``).
+(``lsp/actions.py``), and the related-note suggestions (``lsp/related.py``).
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -30,6 +30,7 @@ from lsp_memory.lsp.actions import (
     remember_actions,
 )
 from lsp_memory.lsp.convert import edit_capability, open_document, workspace_edit
+from lsp_memory.lsp.related import RELATED_KIND, related_actions
 from lsp_memory.services.editor import checks
 from lsp_memory.services.editor.checks import CreateNote, Finding, Fix, Replace
 
@@ -345,7 +346,9 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND, RELATED_KIND]
+        ),
     )
     async def code_action(
         ls: MemoryServer, params: types.CodeActionParams
@@ -384,4 +387,5 @@ def register(server: MemoryServer) -> None:
         path = to_fs_path(doc.uri)
         claim = await session.run(lambda reads: claim_at(reads, source, offset, language_id, path))
         found += pin_actions(claim, params, literal)
+        found += await related_actions(session, ls.client_capabilities, doc, params, literal)
         return found or None
