@@ -27,6 +27,7 @@ from lsp_memory.model import Block, Heading, Note, Reference, RefKind
 
 __all__ = [
     "BINARY_PROBE",
+    "BLOCK_ID",
     "MAX_NOTE_BYTES",
     "TitleSpot",
     "build_note",
@@ -129,7 +130,7 @@ def build_note(
         Block(found.group(1), number)
         for number in range(body_line, len(lines))
         if number not in code and "^" in lines[number]
-        for found in [_BLOCK_ID.search(lines[number])]
+        for found in [BLOCK_ID.search(lines[number])]
         if found is not None
     )
     title = meta.title or next((h.text for h in headings if h.level == 1 and h.text), None)
@@ -359,7 +360,7 @@ def _kind(value: object) -> str:
 
 
 # A block id ends its line: after white space, a closing `]]` or `)`, or alone on the line.
-_BLOCK_ID = re.compile(r"(?:^|(?<=\s)|(?<=\]\])|(?<=\)))\^([A-Za-z0-9-]+)[ \t]*$")
+BLOCK_ID = re.compile(r"(?:^|(?<=\s)|(?<=\]\])|(?<=\)))\^([A-Za-z0-9-]+)[ \t]*$")
 
 
 def _blocks(lines: list[str], first: int) -> tuple[tuple[Heading, ...], set[int], set[int]]:
