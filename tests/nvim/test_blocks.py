@@ -5,12 +5,9 @@ test_headless.py is."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-from tests.conftest import USER
-from tests.nvim.test_headless import ROOT, nvim_or_skip, prepare, run_checks
+from tests.nvim.test_headless import nvim_env, nvim_or_skip, prepare, run_checks
 
 SCRIPT = Path(__file__).with_name("blocks.lua")
 BLOCKS = "# Blocks\n\nFirst paragraph\ngoes on. 🚀 ^para1\n\n- item one\n- item two\n"
@@ -23,20 +20,7 @@ def test_headless_neovim_completes_blocks_and_hovers_an_embed(tmp_path: Path) ->
     (vault / "blocks.md").write_text(BLOCKS, encoding="utf-8")
     doc = vault / "blocks-prompt.md"
     doc.write_text(PROMPT, encoding="utf-8")
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_VAULT": str(vault),
-    }
+    env = nvim_env(tmp_path, store, vault, doc)
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"]
     run_checks(command, env, min_passes=8)
     # The server asked the editor to edit; Neovim changed its buffer, not the file.

@@ -23,7 +23,7 @@ from lsp_memory.ids import name_key
 from lsp_memory.model import LIVE_STATUSES, Claim, Note, Tag, doc_key
 from lsp_memory.notes import VaultView
 from lsp_memory.notes.parse import decode
-from lsp_memory.notes.parts import new_block_id, read_text, text_blocks
+from lsp_memory.notes.parts import TextBlock, new_block_id, read_text, text_blocks
 from lsp_memory.services.kernel import tokens
 from lsp_memory.store.fulltext import FullTextIndex
 from lsp_memory.store.sqlite import Store
@@ -126,14 +126,26 @@ def block_id_write(path: Path, text: str, first: int, block_id: str) -> BlockIdW
         raise UserError(f"^{block_id}: a block id is letters, digits and hyphens")
     if any(b.id == block_id for b in blocks):
         raise UserError(f"{path.name}: ^{block_id} names another block already")
-    starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+    return _write(path, text, _line_starts(text), block, block_id)
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (LSP line breaks)."""
+    return [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+
+
+def _write(
+    path: Path, text: str, starts: list[int], block: TextBlock, block_id: str
+) -> BlockIdWrite:
+    """The edit appending ``block_id`` to ``block`` of ``text`` (lines starting at
+    ``starts``); see :func:`block_id_write`."""
     end = _LINE_BREAK.search(text, starts[block.last])
     content = text[starts[block.last] : end.start() if end else len(text)]
     column = len(content.rstrip())
-    offset = starts[block.last] + column
     table = content.lstrip().startswith("|")
     written = f"\n\n^{block_id}" if table else f" ^{block_id}"
-    return BlockIdWrite(path, first, block.last, column, offset, written, block_id)
+    offset = starts[block.last] + column
+    return BlockIdWrite(path, block.first, block.last, column, offset, written, block_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,8 +416,8 @@ class Completer:
         return []
 
     def _blocks(self, target: str, typed: str) -> list[Candidate]:
-        """The target note's paragraphs and list items, those matching ``typed`` (against
-        their id and first words), in the note's order."""
+        """The target note's paragraphs and list items matching ``typed`` (against their id
+        and first words), the best :data:`LIMIT` + 1, each in the note's order."""
         for vault in self.vaults:
             found = vault.resolve(target)
             note = found.note
@@ -418,16 +430,25 @@ class Completer:
             blocks = text_blocks(text)
             taken = {b.id for b in blocks if b.id is not None}
             want = typed.strip().casefold()
-            candidates = []
-            for index, block in enumerate(blocks):
-                score = min(
-                    _match(want, (block.id or "").casefold()), _match(want, block.label.casefold())
+            scored = [
+                (score, index, block)
+                for index, block in enumerate(blocks)
+                if (
+                    score := min(
+                        _match(want, (block.id or "").casefold()),
+                        _match(want, block.label.casefold()),
+                    )
                 )
-                if score >= 9:
-                    continue
+                < 9
+            ]
+            scored.sort(key=lambda item: item[:2])
+            starts = _line_starts(text)
+            candidates = []
+            for score, index, block in scored[: LIMIT + 1]:
                 block_id = block.id or new_block_id(block.text, taken)
                 taken.add(block_id)
                 where = "list item" if block.kind == "item" else "paragraph"
+                write = None if block.id else _write(path, text, starts, block, block_id)
                 candidates.append(
                     Candidate(
                         label=block.label,
@@ -437,9 +458,7 @@ class Completer:
                         documentation=f"{block.text}\n\nIn **{note.title}** (`{note.path}`)",
                         sort=f"{score}{index:05d}",
                         filter=f"^{block.id or ''} {block.label}",
-                        write=None
-                        if block.id
-                        else block_id_write(path, text, block.first, block_id),
+                        write=write,
                     )
                 )
             return candidates
