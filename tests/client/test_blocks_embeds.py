@@ -161,6 +161,19 @@ async def test_blocks_of_another_note_are_completed_and_a_new_id_is_written_into
             types.ExecuteCommandParams(command=one.command.command, arguments=one.command.arguments)
         )
     assert len(edits) == 1
+    # Bad arguments: one line each, and the server goes on serving.
+    for arguments, message in (
+        (["untitled:x", 0, "abc"], "a note is a file"),
+        ([source.as_uri(), -1, "abc"], "the block's first line"),
+        ([source.as_uri(), 6, "two words"], "letters, digits and hyphens"),
+        ([(tmp_path / "none.md").as_uri(), 0, "abc"], "cannot read it"),
+    ):
+        with pytest.raises(Exception, match=message) as raised:
+            await editor.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="lspMemory.addBlockId", arguments=arguments)
+            )
+        assert "\n" not in str(raised.value) and "Traceback" not in str(raised.value)
+    assert len(edits) == 1
 
 
 async def test_a_block_of_the_same_note_gets_its_id_with_the_completion(
