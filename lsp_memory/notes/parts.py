@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_memory.model import Block, Heading, Note
-from lsp_memory.notes.parse import BLOCK_ID, decode
+from lsp_memory.notes.parse import BLOCK_ID, NEWLINE, decode, front_matter_end
 
 __all__ = [
     "TextBlock",
@@ -27,9 +27,6 @@ __all__ = [
     "text_blocks",
 ]
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_FRONT_OPEN = re.compile(r"---[ \t]*")
-_FRONT_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _ITEM = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)")
@@ -75,7 +72,7 @@ def text_blocks(text: str) -> list[TextBlock]:
     code, thematic breaks and blank lines are no blocks. A list item runs to the next item or
     the first blank line; a line holding only ``^id`` after a block (directly or after one
     blank line, as Obsidian writes an id under a table or a quote) gives that block its id."""
-    lines = _NEWLINE.split(text)
+    lines = NEWLINE.split(text)
     blocks: list[TextBlock] = []
     number = _body_start(lines)
     fence = ""
@@ -137,7 +134,7 @@ def block_of(text: str, block: Block) -> TextBlock | None:
 def note_markdown(text: str, heading: Heading | None = None) -> str:
     """A note's Markdown without its front matter, or with ``heading`` just that heading's
     section (the heading line to the next heading of the same or a higher level)."""
-    lines = _NEWLINE.split(text)
+    lines = NEWLINE.split(text)
     if heading is not None and heading.line < len(lines):
         end = len(lines)
         in_fence = False
@@ -154,11 +151,8 @@ def note_markdown(text: str, heading: Heading | None = None) -> str:
                 end = number
                 break
         lines = lines[heading.line : end]
-    elif lines and _FRONT_OPEN.fullmatch(lines[0]):
-        for number in range(1, len(lines)):
-            if _FRONT_CLOSE.fullmatch(lines[number]):
-                lines = lines[number + 1 :]
-                break
+    else:
+        lines = lines[_body_start(lines) :]
     return "\n".join(line.rstrip() for line in lines).strip("\n")
 
 
@@ -196,11 +190,8 @@ def _block_id(line: str) -> re.Match[str] | None:
 
 def _body_start(lines: list[str]) -> int:
     """The first line after the front matter (0 when there is none)."""
-    if lines and _FRONT_OPEN.fullmatch(lines[0]):
-        for number in range(1, len(lines)):
-            if _FRONT_CLOSE.fullmatch(lines[number]):
-                return number + 1
-    return 0
+    end = front_matter_end(lines)
+    return 0 if end is None else end + 1
 
 
 def _follows(lines: list[str], number: int, block: TextBlock) -> bool:

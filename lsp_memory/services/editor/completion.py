@@ -22,7 +22,7 @@ from lsp_memory.errors import UserError
 from lsp_memory.ids import name_key
 from lsp_memory.model import LIVE_STATUSES, Claim, Note, Tag, doc_key
 from lsp_memory.notes import VaultView
-from lsp_memory.notes.parse import decode
+from lsp_memory.notes.parse import NEWLINE, decode
 from lsp_memory.notes.parts import TextBlock, new_block_id, read_text, text_blocks
 from lsp_memory.services.kernel import tokens
 from lsp_memory.store.fulltext import FullTextIndex
@@ -35,7 +35,6 @@ _MEMORY = re.compile(r"@([A-Za-z0-9_:-]*)$")
 _NUMBER = re.compile(r"#([0-9]*)$")
 _NOTE = re.compile(r"(!?)\[\[([^\[\]|#\r\n]*)(?:#([^\[\]|\r\n]*))?$")
 _CLAIM_N = re.compile(r"claim_([0-9]*)")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLOCK_ID = re.compile(r"[A-Za-z0-9-]+")
 
 
@@ -131,7 +130,7 @@ def block_id_write(path: Path, text: str, first: int, block_id: str) -> BlockIdW
 
 def _line_starts(text: str) -> list[int]:
     """The offset where each line of ``text`` starts (LSP line breaks)."""
-    return [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+    return [0, *(found.end() for found in NEWLINE.finditer(text))]
 
 
 def _write(
@@ -139,7 +138,7 @@ def _write(
 ) -> BlockIdWrite:
     """The edit appending ``block_id`` to ``block`` of ``text`` (lines starting at
     ``starts``); see :func:`block_id_write`."""
-    end = _LINE_BREAK.search(text, starts[block.last])
+    end = NEWLINE.search(text, starts[block.last])
     content = text[starts[block.last] : end.start() if end else len(text)]
     column = len(content.rstrip())
     table = content.lstrip().startswith("|")
