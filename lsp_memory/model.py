@@ -55,6 +55,7 @@ class Reference:
     end: int
     heading: str | None = None  # [[Target#Heading]]
     label: str | None = None  # [[Target|Label]]
+    embed: bool = False  # ![[Target]]: an embed (the "!" is not part of ``text``)
 
     @property
     def claim_number(self) -> int | None:

@@ -2,7 +2,8 @@
 clean text out.
 
 Pure and stdlib only. Tokens are ``@memory:<uuid>`` / ``@mem:<uuid>``, ``@<id>``, ``#<N>`` and
-``[[Target#Heading|Label]]`` (``\\|`` is its ``|`` too, as Obsidian users write it inside a
+``[[Target#Heading|Label]]`` (an embed ``![[…]]`` is the same token, marked ``embed``;
+``\\|`` is its ``|`` too, as Obsidian users write it inside a
 table). In Markdown, fenced code blocks, inline code spans and Obsidian comments (``%% … %%``;
 one left open runs to the end) hide references. Every token carries its string offsets and
 its LSP range (UTF-16 columns).
@@ -160,7 +161,10 @@ def _references(text: str, code: list[tuple[int, int]]) -> tuple[Reference, ...]
             cursor = offset
             span = Span(Position(line, column), Position(line, end_column))
             end = offset + len(written)
-            references.append(Reference(kind, written, target, span, offset, end, heading, label))
+            embed = kind is RefKind.NOTE and offset > 0 and text[offset - 1] == "!"
+            references.append(
+                Reference(kind, written, target, span, offset, end, heading, label, embed)
+            )
     return tuple(references)
 
 

@@ -10,7 +10,7 @@ the command line one per process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,9 +100,11 @@ class Snapshot:
     def describer(self) -> Describer:
         return Describer(self.store, self.user, self.vaults)
 
-    def completer(self) -> Completer:
+    def completer(self, buffers: Mapping[str, str] | None = None) -> Completer:
+        """Completion; ``buffers`` are the open editor buffers' text by file path (what
+        ``[[Note#^`` reads of a note open in the editor)."""
         text = self.text() if self.text is not None else None
-        return Completer(self.store, text, self.vaults, self.user)
+        return Completer(self.store, text, self.vaults, self.user, buffers)
 
     def references(self) -> ReferenceFinder:
         return ReferenceFinder(self.resolver())

@@ -1,7 +1,8 @@
 """Code actions that more than one feature offers or runs: "Remember selection as a claim"
 (offered with the quick fixes of ``diagnostics``, run by ``commands``'
 ``lspMemory.rememberSelection``), and "Pin @x" / "Unpin @x" on a claim's reference (run by
-``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``)."""
+``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``); the command a block completion runs
+(``lspMemory.addBlockId``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ CREATE_NOTE = "lspMemory.createNote"
 REMEMBER_KIND = types.CodeActionKind.RefactorExtract
 PIN, UNPIN = "lspMemory.pinClaim", "lspMemory.unpinClaim"
 """The commands "Pin @x" and "Unpin @x" run: argument, the claim's reference."""
+ADD_BLOCK_ID = "lspMemory.addBlockId"
+"""The command a ``[[Note#^`` completion item runs to write the chosen block's new ``^id``
+into another note: arguments, the note's URI, the block's first line (0-based) and the id."""
 
 
 def remember_actions(

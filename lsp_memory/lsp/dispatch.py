@@ -87,6 +87,7 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.createNote": WORKER,  # writes a file
     "lspMemory.pinClaim": WORKER,  # writes a claim
     "lspMemory.unpinClaim": WORKER,
+    "lspMemory.addBlockId": WORKER,  # may read the note's file, then asks the client to edit
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

@@ -27,10 +27,13 @@ from lsp_memory.model import Block, Heading, Note, Reference, RefKind
 
 __all__ = [
     "BINARY_PROBE",
+    "BLOCK_ID",
     "MAX_NOTE_BYTES",
+    "NEWLINE",
     "TitleSpot",
     "build_note",
     "decode",
+    "front_matter_end",
     "front_matter_scalar",
     "is_binary",
     "loose_key",
@@ -49,7 +52,7 @@ BINARY_PROBE = 8192
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Line breaks as refs.py counts them, so heading lines agree with link ranges.
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+NEWLINE = _NEWLINE = re.compile(r"\r\n|\r|\n")
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)")
@@ -129,7 +132,7 @@ def build_note(
         Block(found.group(1), number)
         for number in range(body_line, len(lines))
         if number not in code and "^" in lines[number]
-        for found in [_BLOCK_ID.search(lines[number])]
+        for found in [BLOCK_ID.search(lines[number])]
         if found is not None
     )
     title = meta.title or next((h.text for h in headings if h.level == 1 and h.text), None)
@@ -260,12 +263,20 @@ class _Meta:
     archived: bool = False
 
 
+def front_matter_end(lines: list[str]) -> int | None:
+    """The index of the closing line of the front matter that opens ``lines`` (split at
+    :data:`NEWLINE`); None when they open with none, or it is never closed."""
+    if not lines or not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        return None
+    return next((i for i in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[i])), None)
+
+
 def _front_matter(lines: list[str], path: str, warnings: list[str]) -> tuple[int, _Meta]:
     """The index of the first line after the front matter (0 without one), and its fields."""
     meta = _Meta()
     if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
         return 0, meta
-    close = next((i for i in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[i])), None)
+    close = front_matter_end(lines)
     if close is None:
         warnings.append(f"{path}: front matter has no closing '---' line; read as text")
         return 0, meta
@@ -359,7 +370,7 @@ def _kind(value: object) -> str:
 
 
 # A block id ends its line: after white space, a closing `]]` or `)`, or alone on the line.
-_BLOCK_ID = re.compile(r"(?:^|(?<=\s)|(?<=\]\])|(?<=\)))\^([A-Za-z0-9-]+)[ \t]*$")
+BLOCK_ID = re.compile(r"(?:^|(?<=\s)|(?<=\]\])|(?<=\)))\^([A-Za-z0-9-]+)[ \t]*$")
 
 
 def _blocks(lines: list[str], first: int) -> tuple[tuple[Heading, ...], set[int], set[int]]:

@@ -31,7 +31,7 @@ from lsp_memory.model import Block, Heading, Note, Position, Reference, RefKind,
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: notes keep their block ids
+FORMAT = 3  # 2: notes keep their block ids; 3: links say whether they are embeds
 MAX_BYTES = 2 * 1024 * 1024 * 1024
 """The largest saved scan read (2 GiB; 10 000 notes take 28 MB)."""
 """Bumped whenever ``Note``, its parsing or this encoding change: an older file is ignored."""
@@ -60,6 +60,7 @@ def _link(ref: Reference) -> tuple[Any, ...]:
         ref.end,
         ref.heading,
         ref.label,
+        ref.embed,
     )
 
 
@@ -130,8 +131,8 @@ def _decode(root: str, row: Any) -> Note:
         raise _WrongType
     references = []
     for link in links:
-        kind, text, target, sl, sc, el, ec, offset, end, heading, label = _tuple(link, 11)
-        if kind not in _KINDS:
+        kind, text, target, sl, sc, el, ec, offset, end, heading, label, embed = _tuple(link, 12)
+        if kind not in _KINDS or type(embed) is not bool:
             raise _WrongType
         span = Span(Position(_int(sl), _int(sc)), Position(_int(el), _int(ec)))
         references.append(
@@ -144,6 +145,7 @@ def _decode(root: str, row: Any) -> Note:
                 _int(end),
                 _optional(heading),
                 _optional(label),
+                embed,
             )
         )
     blocks = rest[2]

@@ -51,6 +51,25 @@ def prepare(work: Path) -> tuple[Path, Path]:
     return store, vault
 
 
+def nvim_env(tmp_path: Path, store: Path, vault: Path, doc: Path) -> dict[str, str]:
+    """The environment of a headless Neovim check: its own home and XDG folders in
+    ``tmp_path``, the server on ``store``, and the note ``doc`` of ``vault`` to open."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "LSP_MEMORY_STORE": str(store),
+        "LSP_MEMORY_USER": USER,
+        "PYTHONPATH": str(ROOT),
+        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
+        "LSP_MEMORY_NVIM_DOC": str(doc),
+        "LSP_MEMORY_NVIM_VAULT": str(vault),
+    }
+
+
 def nvim_or_skip() -> str:
     found = shutil.which("nvim")
     if found is not None:
@@ -71,20 +90,7 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
     store, vault = prepare(tmp_path)
     doc = vault / "headless.md"
     doc.write_text(NOTE, encoding="utf-8")
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_VAULT": str(vault),
-    }
+    env = nvim_env(tmp_path, store, vault, doc)
     run_checks([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"], env)
 
 

@@ -30,7 +30,8 @@ def write(root: Path, path: str, text: str, *, mtime_ns: int = OLD_NS) -> Path:
 def root(tmp_path: Path) -> Path:
     folder = tmp_path / "vault"
     folder.mkdir()
-    write(folder, "a.md", "---\naliases: [First]\n---\n# Alpha\n\nSee [[Beta#Two|b]] and @x_1.\n")
+    a = "---\naliases: [First]\n---\n# Alpha\n\nSee [[Beta#Two|b]], ![[Beta#^blk-1]] and @x_1.\n"
+    write(folder, "a.md", a)  # an embed too
     write(folder, "sub/b.md", "# Beta\n\n## Two\n\ntext ^blk-1\n")  # a block id too
     return folder
 

@@ -3,7 +3,8 @@
 ``lspMemory.reindex``, ``lspMemory.buildContext``, ``lspMemory.review``,
 ``lspMemory.status``, ``lspMemory.createNote`` (the "Create note" quick fix of a client
 that cannot create files through an edit), and ``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``
-(what "Pin @x" / "Unpin @x" run).
+(what "Pin @x" / "Unpin @x" run), and ``lspMemory.addBlockId`` (what a ``[[Note#^``
+completion of a block without an id runs, to write the id into its note).
 
 ``buildContext`` returns the context block's JSON, built by the same service as
 ``lsp-memory build-context``. Every command but ``reindex`` does its work in a worker
@@ -25,8 +26,9 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from lsp_memory.errors import UserError
-from lsp_memory.lsp.actions import CREATE_NOTE, PIN, REMEMBER, UNPIN, selected_text
+from lsp_memory.lsp.actions import ADD_BLOCK_ID, CREATE_NOTE, PIN, REMEMBER, UNPIN, selected_text
 from lsp_memory.lsp.convert import (
+    Places,
     as_document,
     edit_capability,
     open_document,
@@ -35,6 +37,8 @@ from lsp_memory.lsp.convert import (
 )
 from lsp_memory.model import Claim
 from lsp_memory.services.editor.checks import create_note_file
+from lsp_memory.services.editor.completion import block_id_write, block_id_write_file
+from lsp_memory.services.editor.references import Document
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.services.kernel.resolver import claim_named
 from lsp_memory.services.memory.review import VERBS
@@ -239,6 +243,42 @@ def register(server: MemoryServer) -> None:
             opened = types.ShowDocumentParams(uri=resolved.as_uri(), take_focus=True)
             cast("MemoryServer", ls).ask(ls.window_show_document_async(opened), "showDocument")
         return {"path": str(resolved), "uri": resolved.as_uri(), "created": True}
+
+    @command(ADD_BLOCK_ID)
+    async def add_block_id(ls: LanguageServer, *args: Any) -> dict[str, Any]:
+        """Arguments: a note's URI, the first line (0-based) of one of its blocks and a new
+        id. Asks the client to append `` ^id`` to that block (in the note's open buffer,
+        else in its file), what a ``[[Note#^`` completion item runs for a block of another
+        note that has no id yet. ``{"uri", "id", "applied"}``."""
+        session = _session(ls)
+        uri = _text(args[0] if args else None, "note URI")
+        first = args[1] if len(args) > 1 else None
+        if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < 2**31:
+            raise UserError("the second argument must be the block's first line (0-based)")
+        block_id = _text(args[2] if len(args) > 2 else None, "block id")
+        name = to_fs_path(uri) if uri.startswith("file:") else None
+        if name is None:
+            raise UserError(f"{uri}: a note is a file")
+        doc = open_document(_documents(ls), uri)
+        if doc is not None:
+            write = block_id_write(Path(name), doc.source, first, block_id)
+            text, version = doc.source, doc.version
+        else:
+            text, write = await session.run(
+                lambda _reads: block_id_write_file(Path(name), first, block_id)
+            )
+            version = None
+        at = Places(ls.workspace.position_codec).position(
+            Document(uri, Path(name), text), write.offset
+        )
+        insert = types.TextEdit(range=types.Range(start=at, end=at), new_text=write.text)
+        edit = workspace_edit(
+            edit_capability(ls.client_capabilities), {uri: [insert]}, {uri: version}
+        )
+        result = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=f"Add block id ^{block_id}")
+        )
+        return {"uri": uri, "id": block_id, "applied": result.applied}
 
     @command("lspMemory.review")
     async def review(ls: LanguageServer, *args: Any) -> Any:

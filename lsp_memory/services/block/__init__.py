@@ -56,10 +56,11 @@ and entity-linked notes), ``tiers`` (automatic memories), ``budget`` (filling th
 ``assembler`` (the :class:`Assembler` that runs these steps in order).
 """
 
+from lsp_memory.notes.parts import note_markdown
 from lsp_memory.services.block.assembler import Assembler
 from lsp_memory.services.block.budget import Filled, cut_piece, fill
 from lsp_memory.services.block.claims import claim_line
-from lsp_memory.services.block.notes import note_markdown, read_note, summary
+from lsp_memory.services.block.notes import read_note, summary
 from lsp_memory.services.block.pieces import (
     DOCUMENTS,
     ENTITIES,

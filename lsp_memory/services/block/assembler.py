@@ -133,7 +133,7 @@ class Assembler:
             if streamed is None:
                 streamed = self.recall(turns, shares)
             add_streamed_facts(build, streamed, shares, counter, store=store, user=user)
-        pinned_keys = pin_notes(build, resolutions, self._note_text)
+        pinned_keys = pin_notes(build, resolutions, self._note_text, self.resolver.resolve)
         add_entities(
             build,
             resolutions,

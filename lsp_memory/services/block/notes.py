@@ -1,16 +1,21 @@
 """The notes a document links: reading a note's text, its Markdown without front matter (or
-one heading's section), its summary and its handle; the note pieces, and the steps that pin
-the linked notes and list them under Referenced documents."""
+one heading's section, or one block), its summary and its handle; the note pieces, and the
+steps that pin the linked notes and list them under Referenced documents.
+
+An embed (``![[Note]]``, ``![[Note#Heading]]``, ``![[Note#^id]]``) inside a pinned note's text
+is replaced by the part it embeds (:func:`with_embeds`), as a reader of the note sees it,
+before the note is cut to its limit: embedded text counts against the note's share of the
+budget like the rest of it."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from lsp_memory.model import Heading, Note, RefKind, doc_id
-from lsp_memory.notes.parse import decode
+from lsp_memory import refs
+from lsp_memory.model import Block, Heading, Note, Reference, RefKind, doc_id
+from lsp_memory.notes.parts import embedded_part, read_text
 from lsp_memory.services.block.pieces import (
     DOCUMENTS,
     P_DOCUMENT,
@@ -33,49 +38,18 @@ PINNED_NOTE_CHARS = 4000
 SUMMARY_CHARS = 200
 _SUMMARY_CACHE_SIZE = 10_000
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_FRONT_OPEN = re.compile(r"---[ \t]*")
-_FRONT_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
+MAX_EMBED_DEPTH = 3
+"""Embeds inside embedded parts are followed this deep (and never back into a note that
+embeds them)."""
+
 _SENTENCE = re.compile(r".+?[.!?](?=\s|$)", re.DOTALL)
 
 
 # -- a note's text --------------------------------------------------------------------------
 
 
-def read_note(note: Note) -> str:
-    """A note's text as its file holds it now (the parsed body when it cannot be read)."""
-    try:
-        return decode((Path(note.vault) / note.path).read_bytes())
-    except OSError:
-        return note.body
-
-
-def note_markdown(text: str, heading: Heading | None = None) -> str:
-    """A note's Markdown without its front matter, or with ``heading`` just that heading's
-    section (the heading line to the next heading of the same or a higher level)."""
-    lines = _NEWLINE.split(text)
-    if heading is not None and heading.line < len(lines):
-        end = len(lines)
-        in_fence = False
-        for number in range(heading.line + 1, len(lines)):
-            stripped = lines[number].lstrip(" ")
-            if stripped.startswith(("```", "~~~")):
-                in_fence = not in_fence
-            level = len(stripped) - len(stripped.lstrip("#"))
-            if (
-                not in_fence
-                and 1 <= level <= heading.level
-                and stripped[level : level + 1] in (" ", "\t", "")
-            ):
-                end = number
-                break
-        lines = lines[heading.line : end]
-    elif lines and _FRONT_OPEN.fullmatch(lines[0]):
-        for number in range(1, len(lines)):
-            if _FRONT_CLOSE.fullmatch(lines[number]):
-                lines = lines[number + 1 :]
-                break
-    return "\n".join(line.rstrip() for line in lines).strip("\n")
+read_note = read_text
+"""A note's text as its file holds it now (the parsed body when it cannot be read)."""
 
 
 _SUMMARIES: dict[str, str] = {}
@@ -105,9 +79,44 @@ def summary(note: Note) -> str:
     return text
 
 
-def note_handle(note: Note, heading: Heading | None = None) -> str:
-    """``[[Title]] [id:path]``, with ``#Heading`` and ``(archived)`` when they apply."""
+def with_embeds(
+    text: str,
+    note: Note,
+    resolve: Callable[[Reference], Resolution],
+    read: Callable[[Note], str],
+    seen: frozenset[str] = frozenset(),
+) -> str:
+    """``text`` (Markdown of ``note``) with each embed of a note replaced by the part it
+    embeds, itself with its embeds, :data:`MAX_EMBED_DEPTH` deep; an embed of a file, of
+    nothing, or back into a note already being embedded is left as written."""
+    seen = seen | {note.key}
+    if "![[" not in text or len(seen) > MAX_EMBED_DEPTH:
+        return text
+    pieces: list[str] = []
+    start = 0
+    for reference in refs.parse(text, markdown=True).references:
+        if not reference.embed:
+            continue
+        found = resolve(reference)
+        target = found.note
+        if found.error is not None or target is None or target.note is None:
+            continue
+        if target.note.key in seen:
+            continue
+        part = embedded_part(read(target.note), target.heading, target.block)
+        pieces += [
+            text[start : reference.offset - 1],
+            with_embeds(part, target.note, resolve, read, seen),
+        ]
+        start = reference.end
+    return "".join(pieces) + text[start:] if pieces else text
+
+
+def note_handle(note: Note, heading: Heading | None = None, block: Block | None = None) -> str:
+    """``[[Title]] [id:path]``, with ``#Heading`` (or ``#^id``) and ``(archived)`` when they
+    apply."""
     section = f"#{heading.text}" if heading is not None else ""
+    section = f"#^{block.id}" if block is not None else section
     archived = " (archived)" if note.archived else ""
     return f"[[{note.title}{section}]] [id:{note.path}]{archived}"
 
@@ -126,18 +135,24 @@ def note_piece(
     key: str,
     requires: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    block: Block | None = None,
+    resolve: Callable[[Reference], Resolution] | None = None,
 ) -> Piece:
-    """``note`` (or its ``heading``'s section), its text given by ``read``, as a piece of
-    ``section`` whose body is cut to ``limit`` characters."""
-    full = note_markdown(read(note), heading)
+    """``note`` (or its ``heading``'s section, or its ``block``), its text given by
+    ``read``, as a piece of ``section`` whose body is cut to ``limit`` characters; with
+    ``resolve``, its embeds replaced by what they embed (:func:`with_embeds`)."""
+    full = embedded_part(read(note), heading, block)
+    if resolve is not None:
+        full = with_embeds(full, note, resolve, read)
     body = cut(full, limit)
-    head = f"### {note_handle(note, heading)}\n"
+    head = f"### {note_handle(note, heading, block)}\n"
     tail = "---\n"
     data = {
         "kind": "note",
         "title": note.title,
         "path": note.path,
         "heading": heading.text if heading is not None else None,
+        "block": block.id if block is not None else None,
         "archived": note.archived,
         "chars": len(body),
         "truncated": body != full,
@@ -158,32 +173,38 @@ def note_piece(
 
 
 def pin_notes(
-    build: Build, resolutions: Sequence[Resolution], read: Callable[[Note], str]
+    build: Build,
+    resolutions: Sequence[Resolution],
+    read: Callable[[Note], str],
+    resolve: Callable[[Reference], Resolution] | None = None,
 ) -> set[str]:
-    """Pin the first 5 linked notes; return the keys of the notes pinned."""
-    found: dict[str, tuple[Note, Heading | None, bool]] = {}
+    """Pin the first 5 linked (or embedded) notes — a link's heading section or block
+    alone, unless the whole note is linked too — with ``resolve``, their embeds replaced by
+    what they embed; return the keys of the notes pinned."""
+    found: dict[str, tuple[Note, Heading | None, Block | None]] = {}
     for resolution in resolutions:
         target = resolution.note
         if resolution.error is not None or target is None or target.note is None:
             continue
         note = target.note
-        whole = target.heading is None
+        whole = target.heading is None and target.block is None
         if note.key in found:
-            first, heading, was_whole = found[note.key]
-            if whole and not was_whole:
-                found[note.key] = (first, None, True)
+            if whole:
+                found[note.key] = (found[note.key][0], None, None)
             continue
-        found[note.key] = (note, target.heading, whole)
+        found[note.key] = (note, target.heading, target.block)
     pinned: set[str] = set()
-    for rank, (key, (note, heading, _)) in enumerate(found.items()):
+    for rank, (key, (note, heading, block)) in enumerate(found.items()):
         piece = note_piece(
             read,
             PINNED_NOTES,
             P_PINNED_NOTE,
             note,
             heading=heading,
+            block=block,
             limit=PINNED_NOTE_CHARS,
             key=doc_id("note", key),
+            resolve=resolve,
         )
         if rank >= MAX_PINNED_NOTES:
             build.limited.append(piece)

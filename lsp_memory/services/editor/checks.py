@@ -12,8 +12,8 @@ them into diagnostics and quick fixes. Kinds and their default severities are
   every claim number ever given (an issue number, a year);
 - ``inactive-claim``: a direct reference to a retracted, superseded, merged or deprecated claim,
   with a fix to its live successor when there is one;
-- ``broken-link``: a ``[[link]]`` to no note (fix: create it), outside the vault, or to a
-  heading the note lacks;
+- ``broken-link``: a ``[[link]]`` (or embed ``![[…]]``) to no note (fix: create it), outside
+  the vault, or to a heading or ``^block`` id the note lacks;
 - ``ambiguous-link``: a ``[[link]]`` that several notes match (a fix per candidate);
 - ``archived-note``: a ``[[link]]`` to an archived note.
 """

@@ -1,19 +1,29 @@
 """Completion of references as they are typed: ``@`` memories, ``#`` claim numbers, ``[[``
-notes and ``[[Note#`` headings. Pure over the store, the full-text index and the vaults; the
-language server converts the candidates to LSP items.
+notes, ``[[Note#`` headings and ``[[Note#^`` blocks. Pure over the store, the full-text index
+and the vaults (and a linked note's text, its editor buffer when open); the language server
+converts the candidates to LSP items.
+
+A block that has no ``^id`` yet gets one when chosen: the candidate carries the edit that
+appends `` ^id`` to the block's last line in the target note (:func:`block_id_write`), which
+the server sends with the item (the same document) or asks the client to apply (another
+note).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
+from lsp_memory.errors import UserError
 from lsp_memory.ids import name_key
 from lsp_memory.model import LIVE_STATUSES, Claim, Note, Tag, doc_key
 from lsp_memory.notes import VaultView
+from lsp_memory.notes.parse import NEWLINE, decode
+from lsp_memory.notes.parts import TextBlock, new_block_id, read_text, text_blocks
 from lsp_memory.services.kernel import tokens
 from lsp_memory.store.fulltext import FullTextIndex
 from lsp_memory.store.sqlite import Store
@@ -25,16 +35,17 @@ _MEMORY = re.compile(r"@([A-Za-z0-9_:-]*)$")
 _NUMBER = re.compile(r"#([0-9]*)$")
 _NOTE = re.compile(r"(!?)\[\[([^\[\]|#\r\n]*)(?:#([^\[\]|\r\n]*))?$")
 _CLAIM_N = re.compile(r"claim_([0-9]*)")
+_BLOCK_ID = re.compile(r"[A-Za-z0-9-]+")
 
 
 @dataclass(frozen=True, slots=True)
 class Typed:
     """The reference being typed at the cursor."""
 
-    kind: Literal["memory", "number", "note", "heading"]
-    prefix: str  # what follows the trigger (or the heading part after '#')
+    kind: Literal["memory", "number", "note", "heading", "block"]
+    prefix: str  # what follows the trigger (or the heading part after '#', the id after '#^')
     start: int  # where the replaced text starts: the '@'/'#', after '[[', or after '[[Note#'
-    note: str = ""  # for headings: the note target
+    note: str = ""  # for headings and blocks: the note target
     closed: bool = False  # for notes: ']]' already follows the cursor (the edit covers it)
 
 
@@ -46,6 +57,8 @@ def typed_at(line: str, column: int) -> Typed | None:
         closed = line[column:].startswith("]]")
         if note.group(3) is not None:  # only the heading after '#' is replaced
             target = note.group(2).strip()
+            if note.group(3).startswith("^"):  # a block: '^' and what follows are replaced
+                return Typed("block", note.group(3)[1:], note.start(3), note=target, closed=closed)
             return Typed("heading", note.group(3), note.start(3), note=target, closed=closed)
         start = note.start() + len(note.group(1)) + 2
         return Typed("note", note.group(2), start, closed=closed)
@@ -69,6 +82,69 @@ class Candidate:
     sort: str
     filter: str
     inactive: bool = False  # a non-live claim, a trashed entity, an archived note
+    write: BlockIdWrite | None = None  # for a block without an id: the id to write
+
+
+@dataclass(frozen=True, slots=True)
+class BlockIdWrite:
+    """Insert ``text`` (`` ^id``) at ``offset`` of the note file ``path`` (``line`` and
+    ``column``: the same place as a line and a string index on it): the new id of the
+    block whose first line is ``first``."""
+
+    path: Path
+    first: int
+    line: int
+    column: int
+    offset: int
+    text: str
+    block_id: str
+
+
+def block_id_write_file(path: Path, first: int, block_id: str) -> tuple[str, BlockIdWrite]:
+    """:func:`block_id_write` over the note file ``path`` as it is on disk: its text and the
+    edit. Raises ``UserError`` when it cannot be read or the edit cannot be made."""
+    try:
+        text = decode(path.read_bytes())
+    except OSError as error:
+        raise UserError(f"{path}: cannot read it ({error.strerror or error})") from None
+    return text, block_id_write(path, text, first, block_id)
+
+
+def block_id_write(path: Path, text: str, first: int, block_id: str) -> BlockIdWrite:
+    """The edit that gives the block starting on line ``first`` of ``text`` the id
+    ``block_id``: `` ^id`` at the end of its last line (on a line of its own after a blank
+    line under a table, as Obsidian writes it). Raises ``UserError`` when no block starts
+    there, when it has an id already, or when the note has one named ``block_id``."""
+    blocks = text_blocks(text)
+    block = next((b for b in blocks if b.first == first), None)
+    if block is None:
+        raise UserError(f"{path.name}: no paragraph or list item starts on line {first + 1}")
+    if block.id is not None:
+        raise UserError(f"{path.name}: the block on line {first + 1} has an id: ^{block.id}")
+    if not _BLOCK_ID.fullmatch(block_id):
+        raise UserError(f"^{block_id}: a block id is letters, digits and hyphens")
+    if any(b.id == block_id for b in blocks):
+        raise UserError(f"{path.name}: ^{block_id} names another block already")
+    return _write(path, text, _line_starts(text), block, block_id)
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (LSP line breaks)."""
+    return [0, *(found.end() for found in NEWLINE.finditer(text))]
+
+
+def _write(
+    path: Path, text: str, starts: list[int], block: TextBlock, block_id: str
+) -> BlockIdWrite:
+    """The edit appending ``block_id`` to ``block`` of ``text`` (lines starting at
+    ``starts``); see :func:`block_id_write`."""
+    end = NEWLINE.search(text, starts[block.last])
+    content = text[starts[block.last] : end.start() if end else len(text)]
+    column = len(content.rstrip())
+    table = content.lstrip().startswith("|")
+    written = f"\n\n^{block_id}" if table else f" ^{block_id}"
+    offset = starts[block.last] + column
+    return BlockIdWrite(path, block.first, block.last, column, offset, written, block_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +229,18 @@ class Completer:
     """Completion candidates for one user."""
 
     def __init__(
-        self, store: Store, text: FullTextIndex | None, vaults: Sequence[VaultView], user: str
+        self,
+        store: Store,
+        text: FullTextIndex | None,
+        vaults: Sequence[VaultView],
+        user: str,
+        buffers: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.text = text
         self.vaults = vaults
         self.user = user
+        self.buffers = buffers or {}  # the open editor buffers' text, by file path
 
     def complete(self, typed: Typed) -> tuple[list[Candidate], bool]:
         """Candidates, best first, and whether the list is incomplete (more would match)."""
@@ -168,6 +250,8 @@ class Completer:
             found = self._numbers(typed.prefix)
         elif typed.kind == "note":
             found = self._notes(typed.prefix)
+        elif typed.kind == "block":
+            found = self._blocks(typed.note, typed.prefix)
         else:
             found = self._headings(typed.note, typed.prefix)
         return found[:LIMIT], len(found) > LIMIT or typed.kind == "memory"
@@ -328,6 +412,55 @@ class Completer:
                 for index, heading in enumerate(found.note.headings)
                 if _match(want, heading.text.casefold()) < 9
             ]
+        return []
+
+    def _blocks(self, target: str, typed: str) -> list[Candidate]:
+        """The target note's paragraphs and list items matching ``typed`` (against their id
+        and first words), the best :data:`LIMIT` + 1, each in the note's order."""
+        for vault in self.vaults:
+            found = vault.resolve(target)
+            note = found.note
+            if note is None:
+                continue
+            path = Path(note.vault) / note.path
+            text = self.buffers.get(str(path))
+            if text is None:
+                text = read_text(note)
+            blocks = text_blocks(text)
+            taken = {b.id for b in blocks if b.id is not None}
+            want = typed.strip().casefold()
+            scored = [
+                (score, index, block)
+                for index, block in enumerate(blocks)
+                if (
+                    score := min(
+                        _match(want, (block.id or "").casefold()),
+                        _match(want, block.label.casefold()),
+                    )
+                )
+                < 9
+            ]
+            scored.sort(key=lambda item: item[:2])
+            starts = _line_starts(text)
+            candidates = []
+            for score, index, block in scored[: LIMIT + 1]:
+                block_id = block.id or new_block_id(block.text, taken)
+                taken.add(block_id)
+                where = "list item" if block.kind == "item" else "paragraph"
+                write = None if block.id else _write(path, text, starts, block, block_id)
+                candidates.append(
+                    Candidate(
+                        label=block.label,
+                        kind="block",
+                        insert=f"^{block_id}]]",
+                        detail=f"^{block.id}" if block.id else f"{where} · line {block.first + 1}",
+                        documentation=f"{block.text}\n\nIn **{note.title}** (`{note.path}`)",
+                        sort=f"{score}{index:05d}",
+                        filter=f"^{block.id or ''} {block.label}",
+                        write=write,
+                    )
+                )
+            return candidates
         return []
 
 

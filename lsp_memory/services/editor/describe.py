@@ -33,11 +33,12 @@ from lsp_memory.model import (
     Tag,
 )
 from lsp_memory.notes import VaultView
+from lsp_memory.notes.parts import embedded_part, read_text
 from lsp_memory.refs import reference_at
 from lsp_memory.services.kernel import lineage, tokens
 from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.store.sqlite import MAX_TREE_DEPTH, Store
-from lsp_memory.text import one_line
+from lsp_memory.text import cut, one_line
 
 __all__ = [
     "Described",
@@ -53,6 +54,8 @@ PAGE_CLAIMS = 200
 """Claims listed on a page; a context of thousands would make a page nobody reads."""
 HOVER_BACKLINKS = 5
 OPENING_LINES = 3
+EMBED_HOVER_CHARS = 1500
+"""The most of an embedded note (or section) a hover shows."""
 _LINE_CUT = 200
 PAGE_MODE = 0o444
 
@@ -555,9 +558,15 @@ class Describer:
             notices.append("aliases: " + ", ".join(_md(a) for a in note.aliases))
         if notices:
             parts.append(" · ".join(notices))
-        opening = _opening(note)
-        if opening:
-            parts.append("\n".join(f"> {_md(line)}" for line in opening))
+        reference = resolution.reference
+        if target.block is not None or (reference is not None and reference.embed):
+            shown = embedded_part(read_text(note), target.heading, target.block)
+            if shown:
+                parts.append(_quoted(cut(shown, EMBED_HOVER_CHARS)))
+        else:
+            opening = _opening(note)
+            if opening:
+                parts.append("\n".join(f"> {_md(line)}" for line in opening))
         parts.append(self._backlinks(note))
         return "\n\n".join(parts)
 
@@ -713,6 +722,11 @@ def _opening(note: Note) -> list[str]:
     if lines and lines[0] == note.title:
         lines = lines[1:]
     return [one_line(line, _LINE_CUT) for line in lines[:OPENING_LINES]]
+
+
+def _quoted(markdown: str) -> str:
+    """``markdown`` as a block quote: an embedded part shown as the embed shows it."""
+    return "\n".join(f"> {line}".rstrip() for line in markdown.splitlines())
 
 
 def _finish(lines: list[str]) -> str:

@@ -27,6 +27,10 @@ What a rename does, and when:
   Otherwise the file keeps its name, so those links still resolve and are left alone.
   Entities' ``note_ref`` fields naming the note follow it the same way, in the store, when
   the server answers; everything else is in the edit.
+- **A block id** (on the ``^id`` ending a block in its note, or on the ``^id`` of a
+  ``[[Note#^id]]`` link). The new id is letters, digits and hyphens, not another block's
+  id in that note; the ``^id`` in the note and every ``[[…#^id]]`` link to that block (embeds
+  too) are rewritten.
 
 Files that cannot be written (the read-only generated record pages) are left out of edits.
 """
@@ -42,9 +46,9 @@ from typing import Any
 
 from lsp_memory import ids, refs
 from lsp_memory.errors import UserError
-from lsp_memory.model import Note, RefKind
+from lsp_memory.model import Note, Reference, RefKind
 from lsp_memory.notes import link_form
-from lsp_memory.notes.parse import front_matter_scalar, loose_key, title_spot
+from lsp_memory.notes.parse import BLOCK_ID, front_matter_scalar, loose_key, title_spot
 from lsp_memory.notes.walk import NOTE_SUFFIXES
 from lsp_memory.refs import reference_at
 from lsp_memory.services.editor.references import (
@@ -64,6 +68,7 @@ __all__ = ["BadName", "CannotRename", "Edit", "Move", "Plan", "Renameable", "Ren
 _NOT_IN_TITLES = re.compile(r"[\[\]|#/\\\r\n\t\x00-\x1f]")
 _UNSAFE_IN_FILE_NAMES = re.compile(r'[<>:"|?*\x00-\x1f]')
 _WORDS = re.compile(r"[^\W_]+")
+_BLOCK_ID = re.compile(r"[A-Za-z0-9-]+")
 
 
 class CannotRename(UserError):
@@ -83,6 +88,7 @@ class Renameable:
     place: Place
     placeholder: str
     target: Target
+    block: str | None = None  # renaming a block id of ``target.note``: the old id
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +130,7 @@ class Renamer:
         name = document.uri or (str(document.path) if document.path else None)
         reference = reference_at(document.text, offset, document.language_id, name)
         if reference is None:
-            return self._title_at(document, offset)
+            return self._block_at(document, offset) or self._title_at(document, offset)
         if reference.kind is RefKind.UUID:
             raise CannotRename(
                 f"{reference.text}: a claim's UUID is permanent; rename its friendly id instead"
@@ -133,6 +139,14 @@ class Renamer:
         target = target_of(resolution)
         if target is None:
             raise CannotRename(f"{reference.text}: {resolution.error or 'does not resolve'}")
+        if target.note is not None and reference.heading and reference.heading.startswith("^"):
+            found = _link_block_span(reference)
+            if found[0] <= offset <= found[1]:
+                block = resolution.note.block if resolution.note is not None else None
+                if block is None:
+                    error = resolution.note.error if resolution.note is not None else None
+                    raise CannotRename(f"{reference.text}: {error or 'no such block'}")
+                return Renameable(Place(document, *found, reference), block.id, target, block.id)
         if target.note is not None:
             start, end = link_target_span(reference)
             return Renameable(Place(document, start, end, reference), target.note.title, target)
@@ -171,6 +185,8 @@ class Renamer:
         if found is None:
             return None
         target = found.target
+        if target.note is not None and found.block is not None:
+            return self._rename_block(target.note, found.block, new_name, documents)
         if target.note is not None:
             return self._rename_note(target.note, new_name, documents, move_files=move_files)
         return self._rename_id(target, found.placeholder, new_name, documents)
@@ -216,6 +232,55 @@ class Renamer:
             )
         place = Place(document, spot.start, spot.end)
         return Renameable(place, spot.title or note.title, note_target(note))
+
+    def _block_at(self, document: Document, offset: int) -> Renameable | None:
+        """A block's ``^id`` when ``offset`` is on it in the note's own file."""
+        start = document.text.rfind("\n", 0, offset) + 1
+        end = document.text.find("\n", offset)
+        line = document.text[start : len(document.text) if end < 0 else end].rstrip("\r")
+        found = BLOCK_ID.search(line)
+        if found is None or not start + found.start() <= offset <= start + found.end(1):
+            return None
+        note = self.finder.note_of(document)
+        if note is None or not any(b.id == found.group(1) for b in note.blocks):
+            return None
+        place = Place(document, start + found.start(1), start + found.end(1))
+        return Renameable(place, found.group(1), note_target(note), found.group(1))
+
+    def _rename_block(
+        self, note: Note, old: str, new_name: str, documents: Sequence[Document]
+    ) -> Plan:
+        new = new_name.strip().removeprefix("^")
+        if not _BLOCK_ID.fullmatch(new):
+            raise BadName(f"{new_name.strip()!r} is not a block id: letters, digits and hyphens")
+        if new == old:
+            return Plan()
+        if any(b.id == new for b in note.blocks):
+            raise BadName(f"^{new} is already a block id in {note.path}; choose another")
+        own = self.finder.text_of(note, documents)
+        if own is None:
+            raise CannotRename(f"{note.path} cannot be read")
+        if own not in documents:
+            documents = [*documents, own]
+        edits: list[Edit] = []
+        start = 0
+        for line in own.text.splitlines(keepends=True):
+            found = BLOCK_ID.search(line.rstrip("\r\n"))
+            if found is not None and found.group(1) == old:
+                edits.append(Edit(Place(own, start + found.start(1), start + found.end(1)), new))
+            start += len(line)
+        for place in self.finder.find(note_target(note), documents):
+            link = place.reference
+            if (
+                link is not None
+                and link.heading is not None
+                and link.heading[1:].strip() == old
+                and link.heading.startswith("^")
+                and _writable(place.document)
+            ):
+                first, last = _link_block_span(link)
+                edits.append(Edit(Place(place.document, first, last, link), new))
+        return Plan(_without_overlaps(edits))
 
     def _rename_note(
         self, note: Note, new_name: str, documents: Sequence[Document], *, move_files: bool
@@ -322,6 +387,15 @@ class Renamer:
             if other is not None and other.key != note.key:
                 raise BadName(f"[[{_stem(new_name)}]] already names the note {other.path}")
         return Move(source, destination)
+
+
+def _link_block_span(link: Reference) -> tuple[int, int]:
+    """The string offsets of the id in a ``[[Target#^id]]`` token (without the ``^``)."""
+    assert link.heading is not None
+    block_id = link.heading[1:].strip()
+    at = link.text.index("^", link.text.index("#", 2)) + 1
+    at = link.text.index(block_id, at) if block_id else at
+    return link.offset + at, link.offset + at + len(block_id)
 
 
 def valid_id(new_name: str) -> str:
