@@ -87,6 +87,7 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.createNote": WORKER,  # writes a file
     "lspMemory.pinClaim": WORKER,  # writes a claim
     "lspMemory.unpinClaim": WORKER,
+    "lspMemory.unlinkedMentions": WORKER,  # reads the notes that may mention a note
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

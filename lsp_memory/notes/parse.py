@@ -31,6 +31,7 @@ __all__ = [
     "TitleSpot",
     "build_note",
     "decode",
+    "front_matter_end",
     "front_matter_scalar",
     "is_binary",
     "loose_key",
@@ -200,6 +201,21 @@ def title_spot(text: str) -> TitleSpot:
             end = start + len(heading.text)
             return TitleSpot("heading", start, end, heading.text, True, insert, broken)
     return TitleSpot("file", 0, 0, None, True, insert, broken)
+
+
+def front_matter_end(text: str) -> int:
+    """The string offset where the body of the note whose text is ``text`` starts: after
+    its front matter's closing line, or 0 when it has none (one never closed is text)."""
+    if not text.startswith("---"):
+        return 0
+    lines = _NEWLINE.split(text)
+    if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        return 0
+    close = next((i for i in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[i])), None)
+    if close is None:
+        return 0
+    ends = [match.end() for match in _NEWLINE.finditer(text)]
+    return ends[close] if close < len(ends) else len(text)
 
 
 def front_matter_scalar(value: str) -> str:

@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from lsp_memory.model import Note, NoteTarget, Reference
 from lsp_memory.notes.derived import derived
+from lsp_memory.notes.mentions import MentionIndex, mentions_of
 from lsp_memory.notes.names import NameIndex, names_of
 from lsp_memory.notes.noteset import EMPTY, NoteSet
 from lsp_memory.notes.parse import build_note
@@ -65,6 +66,11 @@ class VaultView:
     def names(self) -> NameIndex:
         """The notes' names, searchable as a user types ``[[`` (built once per note set)."""
         return names_of(self._noteset)
+
+    def mentions(self) -> MentionIndex:
+        """The names notes can be mentioned by, for unlinked mentions (built once per note
+        set)."""
+        return mentions_of(self._noteset)
 
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
         """What ``[[target#heading]]`` names (docs/reference.md, Notes), first hit wins.

@@ -1,8 +1,8 @@
 """``textDocument/publishDiagnostics`` for the references of open documents, and their quick
 fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
 This module answers ``textDocument/codeAction`` (one handler per method), adding the
-"Remember selection" actions and "Pin @x" / "Unpin @x" on a claim's reference
-(``lsp/actions.py``).
+"Remember selection" actions, "Pin @x" / "Unpin @x" on a claim's reference and "Link to
+[[Title]]" on an unlinked mention (``lsp/actions.py``).
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -24,8 +24,10 @@ from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.actions import (
     CREATE_NOTE,
+    LINK_KIND,
     REMEMBER_KIND,
     claim_at,
+    mention_actions,
     pin_actions,
     remember_actions,
 )
@@ -345,7 +347,9 @@ def register(server: MemoryServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND, LINK_KIND]
+        ),
     )
     async def code_action(
         ls: MemoryServer, params: types.CodeActionParams
@@ -384,4 +388,5 @@ def register(server: MemoryServer) -> None:
         path = to_fs_path(doc.uri)
         claim = await session.run(lambda reads: claim_at(reads, source, offset, language_id, path))
         found += pin_actions(claim, params, literal)
+        found += await mention_actions(session, doc, params, ls.client_capabilities, literal)
         return found or None
