@@ -57,16 +57,31 @@ def test_a_mention_becomes_a_link_keeping_the_text_as_its_label(mentions: Mentio
     )
 
 
-def test_nothing_inside_links_code_comments_front_matter_or_urls(mentions: Mentions) -> None:
-    text = (
-        "---\ntitle: Draft\nabout: Project Plan\n---\n"
-        "[[Project Plan|the project plan]] `Project Plan` %% Project Plan %%\n"
-        "```\nProject Plan\n```\n"
-        "[Project Plan](https://example.com/project-plan) https://x.org/Project_Plan "
-        "<b>Project Plan</b> #project-plan\n"
-        "ProjectPlan and Project Plans are other words.\n"
-    )
-    assert mentions.in_document(document(mentions, text)) == []
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: Draft\nabout: Project Plan\n---\nBody.\n",
+        "See [[Alice Notes|the project plan]] (a label is inside the link).\n",
+        "![[Alice Notes#Project Plan]]\n",
+        "`Project Plan` in code.\n",
+        "```\nProject Plan\n```\n",
+        "%% Project Plan %% hidden.\n",
+        "%% open comment\nProject Plan\n",
+        "[Project Plan](https://example.com/plan) and ![Project Plan](plan.png)\n",
+        "https://x.org/Project_Plan/project plan.html and <b title='Project Plan'>x</b>\n",
+        "Tagged #project-plan, #Project/Plan and #Search.\n",
+        "ProjectPlan and Project Plans and project-planning are other words.\n",
+        "Project\nPlan across a line break.\n",
+    ],
+)
+def test_nothing_inside_links_code_comments_front_matter_or_urls(
+    mentions: Mentions, text: str
+) -> None:
+    found = mentions.in_document(document(mentions, text))
+    assert [(text[s.start : s.end], s.target) for s in found if s.target != "Alice Notes"] == []
+    # The same text after a line that mentions the note: that one is found.
+    control = mentions.in_document(document(mentions, "Project Plan.\n" + text))
+    assert (control[0].start, control[0].target) == (0, "Project Plan")
 
 
 def test_one_word_titles_match_as_written_and_aliases_in_any_case(mentions: Mentions) -> None:
