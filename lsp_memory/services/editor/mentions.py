@@ -225,10 +225,10 @@ class Mentions:
             return []
         linking = {source.path for source, _ in vault.backlinks(note.path)}
         opened: dict[str, Document] = {}  # path in the vault → its open buffer
-        for document in documents:
-            found = None if document.path is None else vault.note_at(document.path)
+        for buffer in documents:
+            found = None if buffer.path is None else vault.note_at(buffer.path)
             if found is not None:
-                opened[found.path] = document
+                opened[found.path] = buffer
         places: list[tuple[Note, Place]] = []
         notes = vault.notes
         for path in sorted(notes):
