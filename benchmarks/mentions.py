@@ -15,7 +15,10 @@ diagnostics awaited. Then:
 - ``code action``: ``--samples`` code actions at a random line's mention (or a random place
   on a line without one), one at a time; every one returns the whole handler's answer
   (quick fixes, Remember selection, Pin, Link to) — the time an editor waits;
-- ``command``: ``lspMemory.unlinkedMentions`` for ``--commands`` random notes.
+- ``command``: ``lspMemory.unlinkedMentions`` for ``--commands`` random notes;
+- ``index build`` (in this process, over the same vault): the note set's mention index built
+  the first time, and again for a new note set (what an edit of a note costs the next code
+  action: its names are remembered, only the lookups are redone), the median of 5.
 
 Percentiles are ``benchmarks.common.percentile``'s.
 """
@@ -23,6 +26,7 @@ Percentiles are ``benchmarks.common.percentile``'s.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -118,6 +122,27 @@ def run(prepared: Prepared, work: Path, samples: int, commands: int, seed: int) 
     }
 
 
+def index_builds(prepared: Prepared) -> dict[str, float]:
+    """Seconds to build the mention index of the vault's note set: first, then again."""
+    from lsp_memory.notes import Vault
+    from lsp_memory.notes.mentions import build_index
+    from lsp_memory.notes.noteset import NoteSet
+
+    vault = Vault(prepared.vault)
+    vault.scan()
+    noteset = vault.view()._noteset  # the note set itself: a measurement
+    started = time.perf_counter()
+    build_index(noteset)
+    first = time.perf_counter() - started
+    again = []
+    for _ in range(5):
+        copy = NoteSet(noteset.notes, noteset.keys, noteset.files)  # a new note set
+        started = time.perf_counter()
+        build_index(copy)
+        again.append(time.perf_counter() - started)
+    return {"first_ms": first * 1000, "again_median_ms": statistics.median(again) * 1000}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__doc__, seed=True, claims=100_000, notes=10_000, samples=300)
     parser.add_argument("--commands", type=int, default=20, help="unlinkedMentions requests")
@@ -129,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         prepared = prepare_in(base, args.claims, args.notes, args.seed)
         with workspace("mentions-run") as work:
             report["result"] = run(prepared, work, args.samples, args.commands, args.seed)
+        report["result"]["index_build"] = index_builds(prepared)
     emit(report, as_json=args.json, table=print_table, began=began)
     return 0
 
@@ -146,6 +172,11 @@ def print_table(report: dict[str, Any]) -> None:
     print(
         f"  at a mention: {result['actions_at_a_mention']}, with a Link to action: "
         f"{result['link_actions_returned']}"
+    )
+    build = result["index_build"]
+    print(
+        f"mention index of 10 000 notes: first {build['first_ms']:.0f} ms, for a new note set "
+        f"{build['again_median_ms']:.0f} ms"
     )
     print(
         f"lspMemory.unlinkedMentions: p50 {command['p50_ms']:.1f} ms  p99 {command['p99_ms']:.1f}"

@@ -17,15 +17,24 @@ code, comments, front matter).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lsp_memory.notes.derived import derived
-from lsp_memory.notes.noteset import NoteSet, fold
+from lsp_memory.notes.noteset import ALIAS, NAME, TITLE, NoteSet, fold
 from lsp_memory.notes.resolve import resolve_link
 
-__all__ = ["MIN_WORD_TITLE", "Mention", "MentionIndex", "Name", "matchable"]
+__all__ = [
+    "MIN_WORD_TITLE",
+    "Mention",
+    "MentionIndex",
+    "Name",
+    "build_index",
+    "matchable",
+    "mentions_of",
+]
 
 MIN_WORD_TITLE = 3
 """A one-word title shorter than this is not matched at all ("AI", "Go"); an alias is."""
@@ -67,7 +76,10 @@ def matchable(written: str, *, alias: bool) -> bool:
     return alias or len(words) > 1 or len(written.strip()) >= MIN_WORD_TITLE
 
 
-def _name(written: str, path: str, alias: bool) -> Name | None:
+@functools.lru_cache(maxsize=65536)
+def _name(written: str, path: str, alias: bool, quiet: bool = True) -> Name | None:
+    """The :class:`Name` of a title or alias (remembered: most names are the same from one
+    note set to the next, and splitting 10 000 of them took half the build)."""
     found = list(_WORD.finditer(written))
     if not found:
         return None
@@ -80,7 +92,7 @@ def _name(written: str, path: str, alias: bool) -> Name | None:
         trail=written[last:].casefold(),
         path=path,
         alias=alias,
-        exact=not alias and len(found) == 1,
+        exact=quiet and not alias and len(found) == 1,
     )
 
 
@@ -187,23 +199,26 @@ def _first_fit(
 
 def mentions_of(noteset: NoteSet) -> MentionIndex:
     """The mention index of ``noteset``, built on first use."""
-    return derived(noteset, _build)
+    return derived(noteset, build_index)
 
 
-def _build(noteset: NoteSet) -> MentionIndex:
+def build_index(noteset: NoteSet, *, quiet: bool = True) -> MentionIndex:
+    """The mention index of ``noteset``; ``quiet=False`` leaves the quiet rule out (every
+    title and alias with a word, in any case: what ``benchmarks/mentions_quiet.py`` compares
+    with)."""
     names: list[Name] = []
     meaning: dict[str, str | None] = {}  # folded name → the path it names
     for path in sorted(noteset.notes, key=lambda p: (len(p), p)):
         note = noteset.notes[path]
         for written, alias in ((note.title, False), *((a, True) for a in note.aliases)):
-            if not matchable(written, alias=alias):
+            if quiet and not matchable(written, alias=alias):
                 continue
             key = fold(written)
             if key not in meaning:
                 meaning[key] = _named(noteset, written, path)
             if meaning[key] != path:
                 continue  # the name is another note's: it is filed under that note
-            name = _name(written, path, alias)
+            name = _name(written, path, alias, quiet)
             if name is not None:
                 names.append(name)
                 meaning[key] = None  # filed once
@@ -215,5 +230,14 @@ def _named(noteset: NoteSet, written: str, path: str) -> str | None:
     the one ``[[written]]`` resolves to, or its own note when no link can be written so."""
     if _NOT_A_TARGET.search(written):
         return path
-    found = resolve_link(noteset, written, None).note
-    return None if found is None else found.path
+    if "/" in written or "\\" in written:
+        found = resolve_link(noteset, written, None).note
+        return None if found is None else found.path
+    # resolve_link's steps for a target without "/", read straight from the keys (10 000
+    # calls of resolve_link took a third of the build).
+    key = fold(written)
+    for step in (TITLE, ALIAS, NAME):
+        paths = noteset.keys[step].get(key)
+        if paths:
+            return min(paths, key=lambda p: (len(p), p))
+    return None

@@ -16,6 +16,7 @@ plain text holds one of the note's names.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -71,9 +72,11 @@ def prose_segments(text: str) -> list[tuple[int, int]]:
     return _regions(text)[0]
 
 
-def _regions(text: str) -> tuple[list[tuple[int, int]], set[str]]:
+@functools.lru_cache(maxsize=4)
+def _regions(text: str) -> tuple[list[tuple[int, int]], frozenset[str]]:
     """:func:`prose_segments` of ``text``, and the targets of its ``[[links]]`` (one parse
-    for both)."""
+    for both; remembered for the last few texts: an editor asks for code actions at every
+    cursor move over the same text). Read only."""
     references = refs.parse(text, markdown=True).references
     skipped = [(0, front_matter_end(text))]
     skipped += refs.hidden(text)
@@ -93,7 +96,7 @@ def _regions(text: str) -> tuple[list[tuple[int, int]], set[str]]:
         at = max(at, end)
     if at < len(text):
         segments.append((at, len(text)))
-    return segments, {r.target for r in references if r.kind is RefKind.NOTE}
+    return segments, frozenset(r.target for r in references if r.kind is RefKind.NOTE)
 
 
 def _with_scheme(text: str, span: tuple[int, int]) -> tuple[int, int]:
@@ -303,7 +306,7 @@ def _may_mention(names: MentionIndex, body: str) -> bool:
     return any(name.core in folded for name in names.names)
 
 
-def _linked(targets: set[str], vaults: Sequence[VaultView]) -> set[str]:
+def _linked(targets: frozenset[str], vaults: Sequence[VaultView]) -> set[str]:
     """The paths of the notes the link ``targets`` name in ``vaults``."""
     found: set[str] = set()
     for target in targets:
