@@ -28,6 +28,7 @@ from lsp_memory.notes.resolve import resolve_link
 
 __all__ = [
     "MIN_WORD_TITLE",
+    "NOT_A_TARGET",
     "Mention",
     "MentionIndex",
     "Name",
@@ -40,7 +41,8 @@ MIN_WORD_TITLE = 3
 """A one-word title shorter than this is not matched at all ("AI", "Go"); an alias is."""
 
 _WORD = re.compile(r"\w+")
-_NOT_A_TARGET = re.compile(r"[\[\]|#^\r\n]")
+NOT_A_TARGET = re.compile(r"[\[\]|#^\r\n]")
+"""A character no ``[[link]]`` target can hold (the link's own brackets, label, heading)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +230,7 @@ def build_index(noteset: NoteSet, *, quiet: bool = True) -> MentionIndex:
 def _named(noteset: NoteSet, written: str, path: str) -> str | None:
     """The path of the note the name ``written`` (declared by the note at ``path``) names:
     the one ``[[written]]`` resolves to, or its own note when no link can be written so."""
-    if _NOT_A_TARGET.search(written):
+    if NOT_A_TARGET.search(written):
         return path
     if "/" in written or "\\" in written:
         found = resolve_link(noteset, written, None).note

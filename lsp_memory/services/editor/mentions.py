@@ -27,7 +27,7 @@ from lsp_memory import refs
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import Note, RefKind
 from lsp_memory.notes import VaultView
-from lsp_memory.notes.mentions import Mention, MentionIndex
+from lsp_memory.notes.mentions import NOT_A_TARGET, Mention, MentionIndex
 from lsp_memory.notes.noteset import fold
 from lsp_memory.notes.parse import front_matter_end
 from lsp_memory.services.editor.references import Document, Place, read_note
@@ -49,7 +49,6 @@ _NOT_PROSE = (
 )
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_NOT_A_TARGET = re.compile(r"[\[\]|#^\r\n]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +175,7 @@ class Mentions:
         does."""
         path = note.path.rsplit(".", 1)[0] if "." in note.path.rpartition("/")[2] else note.path
         for target in (note.title, path):
-            if _NOT_A_TARGET.search(target) or not target.strip():
+            if NOT_A_TARGET.search(target) or not target.strip():
                 continue
             if self._resolves_to(target, note):
                 return target
