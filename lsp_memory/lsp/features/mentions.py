@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -68,6 +69,5 @@ def _range(where: Any) -> dict[str, dict[str, int]]:
 
 
 def _invalid(message: str) -> Exception:
-    from pygls.exceptions import JsonRpcInvalidParams
-
+    """A bad argument or state, answered as ``InvalidParams`` with its one line."""
     return JsonRpcInvalidParams(message)
