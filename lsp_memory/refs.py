@@ -16,7 +16,15 @@ from bisect import bisect_right
 
 from lsp_memory.model import ParsedDocument, Position, Reference, RefKind, Span
 
-__all__ = ["in_code", "is_markdown", "parse", "parse_document", "reference_at", "utf16_len"]
+__all__ = [
+    "hidden",
+    "in_code",
+    "is_markdown",
+    "parse",
+    "parse_document",
+    "reference_at",
+    "utf16_len",
+]
 
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -106,6 +114,12 @@ def in_code(text: str, offset: int) -> bool:
         start <= offset < end or (end == size and start <= offset)
         for start, end in _code_regions(text)
     )
+
+
+def hidden(text: str) -> list[tuple[int, int]]:
+    """The sorted, disjoint ``(start, end)`` ranges of Markdown ``text`` where nothing is a
+    reference: fenced code blocks, inline code spans and Obsidian comments."""
+    return _code_regions(text)
 
 
 def reference_at(

@@ -22,6 +22,7 @@ from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
+from lsp_memory.services.editor.mentions import Mentions
 from lsp_memory.services.editor.references import ReferenceFinder
 from lsp_memory.services.editor.related import Suggester
 from lsp_memory.services.editor.rename import Renamer
@@ -111,6 +112,9 @@ class Snapshot:
 
     def renamer(self) -> Renamer:
         return Renamer(self.resolver())
+
+    def mentions(self) -> Mentions:
+        return Mentions(self.vaults)
 
     def annotator(self) -> Annotator:
         return Annotator(self.resolver())

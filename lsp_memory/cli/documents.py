@@ -1,4 +1,5 @@
-"""What a document references: ``refs``, ``resolve`` and ``build-context``."""
+"""What a document references: ``refs``, ``resolve``, ``build-context``; and ``mentions``,
+the notes that mention a note without linking it."""
 
 from __future__ import annotations
 
@@ -90,6 +91,25 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
     for resolution in unresolved:
         error(f"{resolution.ref}: {resolution.error}")
     return 1
+
+
+def cmd_mentions(app: App, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_memory.services.editor.mentions import mention_record
+
+    mentions = app.snapshot().mentions()
+    note = mentions.note_named(args.note, Path.cwd())
+    found = [mention_record(other, place) for other, place in mentions.of_note(note)]
+    if args.json:
+        return print_json(found)
+    if not found:
+        print(f"no unlinked mentions of {note.title!r}")
+    for record in found:
+        start = record["range"]["start"]
+        where = f"{record['note']}:{start['line'] + 1}:{start['character'] + 1}"
+        print(f"{where}  {record['snippet']}")
+    return 0
 
 
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:

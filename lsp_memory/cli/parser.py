@@ -27,7 +27,7 @@ from lsp_memory.cli.conversations import (
     cmd_import_chat,
     cmd_ingest,
 )
-from lsp_memory.cli.documents import cmd_build_context, cmd_refs, cmd_resolve
+from lsp_memory.cli.documents import cmd_build_context, cmd_mentions, cmd_refs, cmd_resolve
 from lsp_memory.cli.interchange import cmd_export, cmd_import
 from lsp_memory.cli.lifecycle import cmd_consolidate, cmd_review
 from lsp_memory.cli.options import Handler, add_globals, hits, positive
@@ -40,6 +40,7 @@ from lsp_memory.services.retrieval.search import SCOPES
 
 # The descriptions too long for the line that declares their command.
 BUILD_CONTEXT = "the token-budgeted context block of a document's references"
+MENTIONS = "list the notes that mention a note without linking it"
 CONSOLIDATE = "evidence, decay, contradictions, merges and deprecation over your claims"
 
 
@@ -135,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub.add_argument("--language-id", metavar="ID", help="LSP language id (default: by name)")
+
+    sub = command(commands, "mentions", cmd_mentions, MENTIONS)
+    sub.add_argument("note", metavar="NOTE", help="[[Note]], a title, alias or path, or its file")
+    sub.add_argument("--json", action="store_true", help="print JSON")
 
     sub = command(commands, "serve", cmd_serve, "run the language server (stdio by default)")
     sub.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (one client)")

@@ -1,8 +1,9 @@
 """Code actions that more than one feature offers or runs: "Remember selection as a claim"
 (offered with the quick fixes of ``diagnostics``, run by ``commands``'
-``lspMemory.rememberSelection``), and "Pin @x" / "Unpin @x" on a claim's reference (run by
-``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``); the command a block completion runs
-(``lspMemory.addBlockId``)."""
+``lspMemory.rememberSelection``), "Pin @x" / "Unpin @x" on a claim's reference (run by
+``lspMemory.pinClaim`` / ``lspMemory.unpinClaim``), "Link to [[Title]]" on an unlinked
+mention of a note (the edit that links it; ``mentions`` lists them for a note); the command a
+block completion runs (``lspMemory.addBlockId``)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from lsp_memory import refs
+from lsp_memory.lsp.convert import as_document, client_position, edit_capability, workspace_edit
 from lsp_memory.model import Claim, Reference
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot
+    from lsp_memory.lsp.session import Session
 
 REMEMBER = "lspMemory.rememberSelection"
 CREATE_NOTE = "lspMemory.createNote"
 """The command a "Create note" quick fix runs where the client cannot create files."""
 REMEMBER_KIND = types.CodeActionKind.RefactorExtract
+LINK_KIND = types.CodeActionKind.RefactorRewrite
+"""The kind of "Link to [[Title]]" on an unlinked mention."""
 PIN, UNPIN = "lspMemory.pinClaim", "lspMemory.unpinClaim"
 """The commands "Pin @x" and "Unpin @x" run: argument, the claim's reference."""
 ADD_BLOCK_ID = "lspMemory.addBlockId"
@@ -39,9 +44,7 @@ def remember_actions(
     # range of a diagnostic's quick fix, say).
     if where.start == where.end or not refs.parse(selected_text(doc, where)).clean_text.strip():
         return []
-    only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
-    wanted: str = REMEMBER_KIND.value
-    if only and not any(wanted == kind or wanted.startswith(f"{kind}.") for kind in only):
+    if not _wanted(REMEMBER_KIND, params):
         return []
     uri = doc.uri
     choices = [
@@ -95,3 +98,46 @@ def pin_actions(
     # The claim's uuid: the action stays right if the text or the claim's id changes meanwhile.
     command = types.Command(title=title, command=name, arguments=[f"@memory:{claim.claim_id}"])
     return [types.CodeAction(title=title, command=command) if literal else command]
+
+
+async def mention_actions(
+    session: Session,
+    doc: TextDocument,
+    params: types.CodeActionParams,
+    capabilities: types.ClientCapabilities,
+    literal: bool,
+) -> list[types.CodeAction | types.Command]:
+    """ "Link to [[Title]]" on each unlinked mention of a note that meets the requested
+    range: the edit replacing it with the link (``services.editor.mentions``), scanned in a
+    worker. Only for clients that take code actions with edits (``literal``)."""
+    if not literal or not _wanted(LINK_KIND, params):
+        return []
+    document = as_document(doc)
+    start = doc.offset_at_position(params.range.start)
+    end = doc.offset_at_position(params.range.end)
+    found = await session.run(lambda reads: reads.mentions().in_document(document, start, end))
+    capability, version = edit_capability(capabilities), {doc.uri: doc.version}
+    actions: list[types.CodeAction | types.Command] = []
+    for suggestion in found:
+        at = doc.server_position_at_offset(suggestion.start)
+        width = suggestion.end - suggestion.start
+        where = types.Range(
+            start=client_position(doc, at.line, at.character),
+            end=client_position(doc, at.line, at.character + width),
+        )
+        edit = types.TextEdit(range=where, new_text=suggestion.new_text)
+        actions.append(
+            types.CodeAction(
+                title=suggestion.title,
+                kind=LINK_KIND,
+                edit=workspace_edit(capability, {doc.uri: [edit]}, version),
+            )
+        )
+    return actions
+
+
+def _wanted(kind: types.CodeActionKind, params: types.CodeActionParams) -> bool:
+    """Whether the client asked for actions of ``kind`` (``only`` unset, or a prefix)."""
+    only = [str(getattr(each, "value", each)) for each in params.context.only or ()]
+    wanted: str = kind.value
+    return not only or any(wanted == each or wanted.startswith(f"{each}.") for each in only)

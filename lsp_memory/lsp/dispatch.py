@@ -88,6 +88,7 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.pinClaim": WORKER,  # writes a claim
     "lspMemory.unpinClaim": WORKER,
     "lspMemory.addBlockId": WORKER,  # may read the note's file, then asks the client to edit
+    "lspMemory.unlinkedMentions": WORKER,  # reads the notes that may mention a note
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

@@ -31,6 +31,7 @@ from lsp_memory.lsp.features import (
     hover,
     inlay_hints,
     lifecycle,
+    mentions,
     references,
     rename,
     symbols,
@@ -53,6 +54,7 @@ FEATURES = (
     rename,
     highlights,
     code_lens,
+    mentions,
 )
 """Every capability module, registered in this order."""
 

@@ -33,6 +33,7 @@ __all__ = [
     "TitleSpot",
     "build_note",
     "decode",
+    "front_matter_close",
     "front_matter_end",
     "front_matter_scalar",
     "is_binary",
@@ -205,6 +206,21 @@ def title_spot(text: str) -> TitleSpot:
     return TitleSpot("file", 0, 0, None, True, insert, broken)
 
 
+def front_matter_end(text: str) -> int:
+    """The string offset where the body of the note whose text is ``text`` starts: after
+    its front matter's closing line, or 0 when it has none (one never closed is text)."""
+    if not text.startswith("---"):
+        return 0
+    lines = _NEWLINE.split(text)
+    if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        return 0
+    close = next((i for i in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[i])), None)
+    if close is None:
+        return 0
+    ends = [match.end() for match in _NEWLINE.finditer(text)]
+    return ends[close] if close < len(ends) else len(text)
+
+
 def front_matter_scalar(value: str) -> str:
     """``value`` written for a ``title: …`` front-matter line: plain when YAML reads it back
     unchanged, else double-quoted (JSON's escapes are YAML's)."""
@@ -263,7 +279,7 @@ class _Meta:
     archived: bool = False
 
 
-def front_matter_end(lines: list[str]) -> int | None:
+def front_matter_close(lines: list[str]) -> int | None:
     """The index of the closing line of the front matter that opens ``lines`` (split at
     :data:`NEWLINE`); None when they open with none, or it is never closed."""
     if not lines or not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
@@ -276,7 +292,7 @@ def _front_matter(lines: list[str], path: str, warnings: list[str]) -> tuple[int
     meta = _Meta()
     if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
         return 0, meta
-    close = front_matter_end(lines)
+    close = front_matter_close(lines)
     if close is None:
         warnings.append(f"{path}: front matter has no closing '---' line; read as text")
         return 0, meta

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_memory.model import Block, Heading, Note
-from lsp_memory.notes.parse import BLOCK_ID, NEWLINE, decode, front_matter_end
+from lsp_memory.notes.parse import BLOCK_ID, NEWLINE, decode, front_matter_close
 
 __all__ = [
     "TextBlock",
@@ -190,7 +190,7 @@ def _block_id(line: str) -> re.Match[str] | None:
 
 def _body_start(lines: list[str]) -> int:
     """The first line after the front matter (0 when there is none)."""
-    end = front_matter_end(lines)
+    end = front_matter_close(lines)
     return 0 if end is None else end + 1
 
 

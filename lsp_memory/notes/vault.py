@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from lsp_memory.model import Note, NoteTarget, Reference
 from lsp_memory.notes.derived import derived
+from lsp_memory.notes.mentions import MentionIndex, mentions_of
 from lsp_memory.notes.names import NameIndex, names_of
 from lsp_memory.notes.noteset import EMPTY, NoteSet
 from lsp_memory.notes.parse import build_note
@@ -70,6 +71,11 @@ class VaultView:
         """Whether the vault-relative ``relative`` names a note by its name alone (Markdown,
         no hidden part, not excluded): what a new note's path must be."""
         return self._folder.is_candidate(relative)
+
+    def mentions(self) -> MentionIndex:
+        """The names notes can be mentioned by, for unlinked mentions (built once per note
+        set)."""
+        return mentions_of(self._noteset)
 
     def resolve(self, target: str, heading: str | None = None) -> NoteTarget:
         """What ``[[target#heading]]`` names (docs/reference.md, Notes), first hit wins.

@@ -517,6 +517,7 @@ def command_params(uris: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, 
         ).map(list),
         "lspMemory.rememberSelection": st.tuples(uris, ranges, st.booleans()).map(list),
         "lspMemory.reindex": st.just([]),
+        "lspMemory.unlinkedMentions": st.tuples(uris).map(list),
         "lspMemory.buildContext": st.tuples(
             uris,
             st.fixed_dictionaries(

@@ -111,7 +111,7 @@ local function main()
   check('the plugin is loaded from editors/nvim on the runtimepath',
     source and contains(source, 'editors/nvim/lua/lsp_memory/init.lua'), source)
   local commands = { 'LspMemoryBuildContext', 'LspMemorySearch', 'LspMemoryReindex',
-    'LspMemoryRemember', 'LspMemoryRestart' }
+    'LspMemoryRemember', 'LspMemoryRestart', 'LspMemoryUnlinkedMentions' }
   local defined = vim.tbl_filter(function(name)
     return vim.fn.exists(':' .. name) == 2
   end, commands)
@@ -222,6 +222,22 @@ local function main()
   wait_for(function() return #notes_since(before) > 0 end)
   check('Reindex: answered, no error', #notes_since(before, nil, 'reindexing') == 1
     and #notes_since(before, ERROR) == 0, notes_since(before))
+
+  -- :LspMemoryUnlinkedMentions: mentions-check.md names "plugin check" without a link
+  before = #notes
+  local listed = nil
+  require('lsp_memory.actions').unlinked_mentions({ on_done = function(found) listed = found end })
+  wait_for(function() return listed ~= nil end)
+  local qf = vim.fn.getqflist({ items = 0, title = 0 })
+  local first = qf.items[1] or {}
+  check('UnlinkedMentions: one quickfix item on mentions-check.md, line 3, column 5',
+    #qf.items == 1 and contains(vim.api.nvim_buf_get_name(first.bufnr or 0), 'mentions-check.md')
+      and first.lnum == 3 and first.col == 5, { qf, listed })
+  check('UnlinkedMentions: said so, no error', #notes_since(before, nil, '1 unlinked mention') == 1
+    and #notes_since(before, ERROR) == 0, notes_since(before))
+  vim.cmd('cclose')
+  check('UnlinkedMentions: back in the note', vim.api.nvim_get_current_buf() == bufnr,
+    vim.api.nvim_get_current_buf())
 
   -- :'<,'>LspMemoryRemember! on a characterwise selection ending in an emoji
   row = line_of(bufnr, 'Remember me:')
@@ -345,7 +361,8 @@ local function main()
   local ok, err = pcall(vim.cmd, 'helptags ' .. vim.fn.fnameescape(help))
   local tags = table.concat(vim.fn.readfile(help .. '/tags'), '\n')
   local wanted = { 'lsp-memory', 'lsp_memory.setup()', ':LspMemoryBuildContext', ':LspMemorySearch',
-    ':LspMemoryReindex', ':LspMemoryRestart', 'lsp-memory-troubleshooting' }
+    ':LspMemoryReindex', ':LspMemoryRestart', ':LspMemoryUnlinkedMentions',
+    'lsp-memory-troubleshooting' }
   local absent = vim.tbl_filter(function(tag) return not contains(tags, tag .. '\t') end, wanted)
   check('help file: :helptags succeeds with the expected tags', ok and vim.v.errmsg == ''
     and #absent == 0, { err = err, errmsg = vim.v.errmsg, absent = absent })

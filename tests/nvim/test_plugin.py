@@ -36,6 +36,8 @@ def test_the_plugin_drives_the_server(tmp_path: Path) -> None:
     (vault / "lsp-memory.toml").write_text("# the vault's root\n", encoding="utf-8")
     doc = vault / "sub" / "plugin-check.md"
     doc.write_text(NOTE, encoding="utf-8")
+    mentions = vault / "mentions-check.md"  # :LspMemoryUnlinkedMentions lists its line 3
+    mentions.write_text("# Mentions check\n\nThe plugin check note, not linked.\n", "utf-8")
     # Another root, marked by .git, for the missing-server case: nothing is started there.
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)

@@ -1,6 +1,6 @@
 /**
  * The extension's commands — Build context, Search memory, Remember selection, Review
- * memory, Reindex — each a thin layer over one server command, and the pure pieces they are
+ * memory, Reindex, Show unlinked mentions — each a thin layer over one server command, and the pure pieces they are
  * made of (the message for a context block, quick pick items for search hits, the text to
  * insert, the arguments of `lspMemory.rememberSelection`), which the tests check without an
  * editor.
@@ -21,6 +21,7 @@ import {
   type ReviewItem,
   type ReviewOutcome,
   type SearchHit,
+  type UnlinkedMention,
 } from "./protocol";
 import { ContextDocuments } from "./contextview";
 import { NotRunning, describe, type ServerManager } from "./server";
@@ -34,6 +35,7 @@ export const COMMANDS = {
   reindexMemory: "lspMemory.reindexMemory",
   restartServer: "lspMemory.restartServer",
   showOutput: "lspMemory.showOutput",
+  unlinkedMentions: "lspMemory.showUnlinkedMentions",
 } as const;
 
 /** How long after asking for a reindex the counts are asked for (the server rescans in the
@@ -195,6 +197,21 @@ export function decisionChoices(item: ReviewItem): DecisionChoice[] {
   ];
 }
 
+/** A quick pick item of an unlinked mention: the note it is in and the line, the line's text
+ * as the detail. */
+export interface MentionItem extends vscode.QuickPickItem {
+  mention: UnlinkedMention;
+}
+
+export function mentionItems(mentions: readonly UnlinkedMention[]): MentionItem[] {
+  return mentions.map((mention) => ({
+    label: mention.title,
+    description: `${mention.note}:${mention.range.start.line + 1}`,
+    detail: oneLine(mention.snippet),
+    mention,
+  }));
+}
+
 // -- the commands -----------------------------------------------------------------------------
 
 export class Commands {
@@ -216,6 +233,7 @@ export class Commands {
       add(COMMANDS.remember, () => this.rememberSelection()),
       add(COMMANDS.reviewMemory, () => this.review()),
       add(COMMANDS.reindexMemory, () => this.reindex()),
+      add(COMMANDS.unlinkedMentions, () => this.unlinkedMentions()),
       add(COMMANDS.restartServer, () => this.server.restart()),
       add(COMMANDS.showOutput, () => {
         this.server.output.show(true);
@@ -297,6 +315,28 @@ export class Commands {
     ]);
     this.written();
     void vscode.window.showInformationMessage(`lsp-memory: ${outcome.message}`);
+  }
+
+  /** The notes that mention the active note without linking it, in a quick pick; the chosen
+   * mention is opened, selected. */
+  async unlinkedMentions(): Promise<void> {
+    const editor = this.servedEditor("list its unlinked mentions");
+    if (editor === undefined) return;
+    const uri = this.server.uri(editor.document.uri);
+    const found = await this.server.execute<UnlinkedMention[]>(SERVER_COMMANDS.unlinkedMentions, [uri]);
+    if (!Array.isArray(found) || found.length === 0) {
+      void vscode.window.showInformationMessage("lsp-memory: no unlinked mentions of this note.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(mentionItems(found), {
+      title: `lsp-memory: ${found.length} unlinked mention(s) of this note`,
+      matchOnDetail: true,
+    });
+    if (picked === undefined) return;
+    const { start, end } = picked.mention.range;
+    await vscode.window.showTextDocument(vscode.Uri.parse(picked.mention.uri), {
+      selection: new vscode.Range(start.line, start.character, end.line, end.character),
+    });
   }
 
   async reindex(): Promise<void> {

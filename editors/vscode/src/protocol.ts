@@ -13,7 +13,19 @@ export const SERVER_COMMANDS = {
   review: "lspMemory.review",
   status: "lspMemory.status",
   createNote: "lspMemory.createNote",
+  unlinkedMentions: "lspMemory.unlinkedMentions",
 } as const;
+
+/** `lspMemory.unlinkedMentions` → one entry a mention of the note in another note: where it
+ * is (a Location: `uri`, `range`), the note it is in, its text and the line around it. */
+export interface UnlinkedMention {
+  uri: string;
+  range: LspRange;
+  note: string;
+  title: string;
+  text: string;
+  snippet: string;
+}
 
 /** The server's commands that write to the memory: the counts change after them. */
 export const WRITE_COMMANDS: readonly string[] = [

@@ -13,6 +13,7 @@ import {
   contextSummary,
   insertReference,
   insertion,
+  mentionItems,
   pickHit,
   rememberArguments,
   rememberedMessage,
@@ -24,9 +25,15 @@ import {
   SEARCH_DELAY_MS,
 } from "../src/commands";
 import { CONTEXT_SCHEME, ContextDocuments, contextUri } from "../src/contextview";
-import { SERVER_COMMANDS, type ContextBlock, type ReviewItem, type SearchHit } from "../src/protocol";
+import {
+  SERVER_COMMANDS,
+  type ContextBlock,
+  type ReviewItem,
+  type SearchHit,
+  type UnlinkedMention,
+} from "../src/protocol";
 import { NotRunning, type ServerManager } from "../src/server";
-import { Position, Selection, TextEditor, makeDocument, reset, state } from "./vscode";
+import { Position, Selection, TextEditor, Uri, makeDocument, reset, state } from "./vscode";
 
 const block: ContextBlock = {
   budget: 1500,
@@ -514,6 +521,50 @@ describe("the commands", () => {
     commands.register();
     await state.commands.get(COMMANDS.reindexMemory)!();
     expect(state.shown).toEqual([{ level: "error", message: "lsp-memory: database is locked", actions: [] }]);
+  });
+});
+
+describe("unlinked mentions", () => {
+  const mention: UnlinkedMention = {
+    uri: "file:///notes/meeting.md",
+    range: { start: { line: 5, character: 0 }, end: { line: 5, character: 5 } },
+    note: "meeting.md",
+    title: "meeting",
+    text: "Alice",
+    snippet: "Alice and  Bob.",
+  };
+
+  test("each mention is an item: the note's title, its path and line, the line's text", () => {
+    expect(mentionItems([mention])).toEqual([
+      { label: "meeting", description: "meeting.md:6", detail: "Alice and Bob.", mention },
+    ]);
+  });
+
+  test("the command lists the active note's mentions and opens the chosen one, selected", async () => {
+    state.activeTextEditor = new TextEditor(
+      makeDocument("# Alice Notes\n", "markdown", "file:///notes/alice.md"),
+    );
+    const { commands, execute } = fakeServer({ "lspMemory.unlinkedMentions": [mention] });
+    commands.register();
+    state.picks.push(0);
+    await state.commands.get(COMMANDS.unlinkedMentions)!();
+    expect(execute).toHaveBeenCalledWith("lspMemory.unlinkedMentions", ["file:///notes/alice.md"]);
+    expect(state.opened).toHaveLength(1);
+    const opened = state.opened[0]!;
+    // VS Code's showTextDocument takes the mention's Uri itself.
+    expect((opened.document as unknown as Uri).path).toBe("/notes/meeting.md");
+    const { selection } = opened.options as { selection: { start: Position; end: Position } };
+    expect([selection.start.line, selection.start.character, selection.end.character]).toEqual([5, 0, 5]);
+  });
+
+  test("no mention is one message, nothing opened", async () => {
+    state.activeTextEditor = new TextEditor(makeDocument("# Alone\n", "markdown", "file:///notes/alone.md"));
+    const { commands } = fakeServer({ "lspMemory.unlinkedMentions": [] });
+    await commands.unlinkedMentions();
+    expect(state.shown).toEqual([
+      { level: "information", message: "lsp-memory: no unlinked mentions of this note.", actions: [] },
+    ]);
+    expect(state.opened).toEqual([]);
   });
 });
 

@@ -1,8 +1,9 @@
 """``textDocument/publishDiagnostics`` for the references of open documents, and their quick
 fixes: unresolved references, inactive claims, broken, ambiguous and archived ``[[links]]``.
 This module answers ``textDocument/codeAction`` (one handler per method), adding the
-"Remember selection" actions and "Pin @x" / "Unpin @x" on a claim's reference
-(``lsp/actions.py``), and the related-note suggestions (``lsp/related.py``).
+"Remember selection" actions, "Pin @x" / "Unpin @x" on a claim's reference and "Link to
+[[Title]]" on an unlinked mention (``lsp/actions.py``), and the related-note suggestions
+(``lsp/related.py``).
 
 Documents are checked when opened and saved, and ``DEBOUNCE_SECONDS`` after the last change
 (each change cancels the pending check, so the latest text wins); closing clears them. Checks
@@ -24,8 +25,10 @@ from pygls.workspace import TextDocument
 
 from lsp_memory.lsp.actions import (
     CREATE_NOTE,
+    LINK_KIND,
     REMEMBER_KIND,
     claim_at,
+    mention_actions,
     pin_actions,
     remember_actions,
 )
@@ -347,7 +350,12 @@ def register(server: MemoryServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, REMEMBER_KIND, RELATED_KIND]
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                REMEMBER_KIND,
+                RELATED_KIND,
+                LINK_KIND,
+            ]
         ),
     )
     async def code_action(
@@ -388,4 +396,5 @@ def register(server: MemoryServer) -> None:
         claim = await session.run(lambda reads: claim_at(reads, source, offset, language_id, path))
         found += pin_actions(claim, params, literal)
         found += await related_actions(session, ls.client_capabilities, doc, params, literal)
+        found += await mention_actions(session, doc, params, ls.client_capabilities, literal)
         return found or None

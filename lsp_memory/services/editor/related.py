@@ -27,6 +27,7 @@ from typing import Any
 from lsp_memory import refs
 from lsp_memory.model import LIVE_STATUSES, RefKind, doc_id
 from lsp_memory.notes import VaultView
+from lsp_memory.notes.parse import front_matter_end
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.services.retrieval.search import HybridSearch
 from lsp_memory.store.vectors import ModelError
@@ -44,7 +45,6 @@ _WORD = re.compile(r"\w+")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _LINK_TEXT = re.compile(r"[\[\]|#^]")
-_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ class Paragraph:
 def paragraph_at(text: str, offset: int) -> Paragraph | None:
     """The paragraph holding ``offset`` of Markdown ``text``: its run of non-blank lines,
     headings and fences ending it; None on a blank line, a heading, in front matter or code."""
-    top = _front_matter_end(text)
+    top = front_matter_end(text)
     if offset < top or refs.in_code(text, offset):
         return None
     lines = _lines(text)
@@ -101,17 +101,6 @@ def _body(text: str, start: int, end: int) -> bool:
     """Whether a line belongs to a paragraph: not blank, not a heading, not a fence."""
     line = text[start:end]
     return bool(line.strip()) and not _HEADING.match(line) and not _FENCE.match(line)
-
-
-def _front_matter_end(text: str) -> int:
-    """Where the front matter a note opens with (``---`` … ``---`` or ``...``) ends: the
-    offset after its closing line's break; 0 without one (or one never closed, read as
-    text)."""
-    first = re.match(r"---[ \t]*(?:\r\n|\r|\n)", text)
-    if first is None:
-        return 0
-    match = _FRONT_MATTER_END.search(text, first.end())
-    return 0 if match is None else match.end() + 1
 
 
 def query_text(paragraph: str) -> str:

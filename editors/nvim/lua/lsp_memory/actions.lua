@@ -199,6 +199,37 @@ function M.reindex()
   end)
 end
 
+--- The answer of lspMemory.unlinkedMentions for `bufnr` in the quickfix list, opened when it
+--- has a mention.
+local function show_mentions(bufnr, client, found)
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t')
+  local title = 'lsp-memory: unlinked mentions of ' .. name
+  if type(found) ~= 'table' or #found == 0 then
+    vim.fn.setqflist({}, ' ', { title = title, items = {} })
+    notify(('no unlinked mentions of %s'):format(name))
+    return
+  end
+  local items = vim.lsp.util.locations_to_items(found, client.offset_encoding or 'utf-16')
+  vim.fn.setqflist({}, ' ', { title = title, items = items })
+  vim.cmd('copen')
+  notify(('%d unlinked mention(s) of %s'):format(#items, name))
+end
+
+--- :LspMemoryUnlinkedMentions: the notes that mention the current note without linking it,
+--- in the quickfix list (each mention's line); `opts.on_done(result)` afterwards.
+function M.unlinked_mentions(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = ready_client(bufnr)
+  if client ~= nil then
+    execute(client, bufnr, 'lspMemory.unlinkedMentions', { vim.uri_from_bufnr(bufnr) },
+      function(found)
+        show_mentions(bufnr, client, found)
+        if opts.on_done then opts.on_done(found) end
+      end)
+  end
+end
+
 --- The LSP character of byte `col` on `row` in the client's position encoding.
 local function character(bufnr, row, col, encoding)
   if col == 0 then

@@ -128,6 +128,9 @@ local function create_commands()
     bang = true,
     desc = 'lsp-memory: remember the selection as a claim (! replaces it by its reference)',
   })
+  command('LspMemoryUnlinkedMentions', function()
+    actions.unlinked_mentions()
+  end, { nargs = 0, desc = 'lsp-memory: the notes that mention this one unlinked (quickfix)' })
   command('LspMemoryRestart', function()
     M.restart()
   end, { nargs = 0, desc = 'lsp-memory: restart the language server, re-attach the notes' })
@@ -178,6 +181,7 @@ M.build_context = actions.build_context
 M.search = actions.search
 M.reindex = actions.reindex
 M.remember = actions.remember
+M.unlinked_mentions = actions.unlinked_mentions
 
 --- Stops every lsp-memory client and attaches the loaded notes to new ones.
 function M.restart()
