@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import Run, one_error_line, run, store_dir  # noqa: F401
-
-DAY1 = "2026-01-01T00:00:00Z"
+from tests.cli.test_consolidate import DAY1, claims_file
 
 CLAIMS = [
     # (statement, type, confidence, inferred from a message: decays)
@@ -41,21 +40,9 @@ class Memory:
 
 def write_memory(run: Run, tmp_path: Path) -> Memory:  # noqa: F811
     """The memory of the module's docstring, written through the command line."""
-    lines = [
-        json.dumps(
-            {
-                "kind": "claim",
-                "statement": statement,
-                "claim_type": claim_type,
-                "confidence": confidence,
-                "created_at": DAY1,
-                **({"derived_from": [f"message-{n}"]} if inferred else {}),
-            }
-        )
-        for n, (statement, claim_type, confidence, inferred) in enumerate(CLAIMS)
-    ]
-    (tmp_path / "claims.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert run("import", str(tmp_path / "claims.jsonl")).returncode == 0
+    for inferred in (True, False):  # #1 and #2 decay, #3 and #4 do not
+        mine = [claim[:3] for claim in CLAIMS if claim[3] is inferred]
+        assert run("import", str(claims_file(tmp_path, mine, inferred=inferred))).returncode == 0
     pairs = [
         json.dumps(
             {
