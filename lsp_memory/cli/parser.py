@@ -249,4 +249,5 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")
     sub.add_argument("--file", metavar="FILE", help="resolve every reference in a document")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
     return parser

@@ -466,12 +466,16 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             list[Annotated[str, Field(max_length=MAX_REF)]],
             Field(min_length=1, max_length=MAX_REFS),
         ],
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        """What references name: #42, @friendly_id, @context, [[Note]]."""
+        """What references name: #42, @friendly_id, @context, [[Note]]; given ``as_of``, as
+        they were at that date."""
 
         def resolved() -> dict[str, Any]:
             resolver = app.snapshot().resolver()
             found = [resolver.resolve(parse_argument(ref)) for ref in refs]
+            if as_of:
+                found = app.records().resolved_then(found, as_of_moment(as_of))
             return {"results": [resolution_record(r) for r in found]}
 
         return await read(resolved)

@@ -58,8 +58,10 @@ def write_memory(run: Run, tmp_path: Path) -> Memory:  # noqa: F811
     assert run("ingest", str(tmp_path / "pairs.jsonl")).returncode == 0
     first = run("consolidate", "--now", "2026-02-01", "--json")
     assert json.loads(first.stdout)["merged"] == 1, first.stdout
+    assert run("context", "add", "Home", "--id", "home").returncode == 0
+    assert run("claim", "context", "add", "#3", "home").returncode == 0
     before = datetime.now(UTC).isoformat(timespec="microseconds")
-    added = run("claim", "add", "I moved to Berlin", "--type", "identity")
+    added = run("claim", "add", "I moved to Berlin", "--type", "identity", "--context", "home")
     assert added.stdout.rstrip().endswith("(supersedes #3)"), added.stdout
     assert run("claim", "retract", "#4").returncode == 0
     after = datetime.now(UTC).isoformat(timespec="microseconds")
@@ -131,6 +133,20 @@ def test_the_memory_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noqa: 
     )
     assert "did not exist yet" in one_error_line(run("claim", "show", "5", "--as-of", "2026-03-01"))
 
+    # resolve: a context's claims live then, each as it was; a claim or context not yet made.
+    def members(*args: str) -> list[tuple[int, str]]:
+        (found,) = json.loads(run("resolve", "@home", "--json", *args).stdout)
+        return [(c["claim_number"], c["status"]) for c in found["claims"]]
+
+    assert members("--as-of", memory.before) == [(3, "active")]
+    assert members("--as-of", memory.after) == members() == [(5, "active")]
+    later = run("resolve", "#5", "@home", "--as-of", "2026-03-01")
+    assert later.returncode == 1
+    assert later.stderr.splitlines() == [
+        "lsp-memory: error: #5: #5 did not exist yet on 2026-03-01T23:59:59.999999Z",
+        "lsp-memory: error: @home: @home did not exist yet on 2026-03-01T23:59:59.999999Z",
+    ]
+
 
 def test_claim_history(run: Run, tmp_path: Path) -> None:  # noqa: F811
     write_memory(run, tmp_path)
@@ -176,6 +192,7 @@ def test_claim_history(run: Run, tmp_path: Path) -> None:  # noqa: F811
         ("claim", "list"),
         ("claim", "show", "1"),
         ("search", "coffee"),
+        ("resolve", "#1"),
     ],
 )
 def test_a_bad_date_is_one_line_exit_2(run: Run, args: tuple[str, ...]) -> None:  # noqa: F811

@@ -19,6 +19,7 @@ from typing import Any
 from lsp_memory.errors import UserError
 from lsp_memory.ids import moment_of, stored, timestamp
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus
+from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.store.sqlite import ClaimEvent, Store
 
 _FIELDS = (
@@ -85,6 +86,38 @@ def claims_then(
 def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:
     """``claim`` as it was at ``moment``, None when it was created after it."""
     return claims_then(store, user, [claim], moment)[0]
+
+
+def resolved_then(store: Store, user: str, found: Resolution, moment: str) -> Resolution:
+    """What ``found`` resolved to, as it was at ``moment`` (``resolve --as-of``): a claim as
+    it was then, or an error if it did not exist yet; a context, tag, domain or entity with
+    the claims in it now that were live then, each as it was (a context or entity created
+    after the moment did not exist); a note as it is."""
+    if not found.resolved or found.kind in (None, "note"):
+        return found
+    if found.kind == "claim":
+        claim = found.claims[0]
+        then = claim_then(store, user, claim, moment)
+        if then is None:
+            return replace(found, claims=(), error=_not_yet(f"#{claim.number}", moment))
+        return replace(found, claims=(then,))
+    group = found.context or found.entity
+    if group is not None and group.created_at > moment:
+        return replace(found, claims=(), error=_not_yet(f"@{found.id}", moment))
+    key = {
+        "context": found.context.context_id if found.context else "",
+        "entity": found.entity.entity_id if found.entity else "",
+        "tag": found.id or "",
+        "domain": found.id or "",
+    }[found.kind]
+    everyone = claims_then(store, user, store.members(user, found.kind, key), moment)
+    return replace(
+        found, claims=tuple(c for c in everyone if c is not None and live_then(c, moment))
+    )
+
+
+def _not_yet(name: str, moment: str) -> str:
+    return f"{name} did not exist yet on {moment}"
 
 
 def _with_legacy(claim: Claim, events: list[ClaimEvent]) -> list[ClaimEvent]:

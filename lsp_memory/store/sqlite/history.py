@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_memory.store.sqlite.connection import StoreBase, _translated
-from lsp_memory.store.sqlite.rows import _IDS
+from lsp_memory.model import Claim
+from lsp_memory.store.sqlite.connection import _translated
+from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _IDS, ClaimLoader
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class ClaimEvent:
         return (self.at, self.order)
 
 
-class History(StoreBase):
+class History(ClaimLoader):
     """Reading the changes made to claims."""
 
     @_translated
@@ -96,6 +97,28 @@ class History(StoreBase):
                 )  # fmt: skip
         events.sort(key=lambda event: event.key)
         return events
+
+    @_translated
+    def members(self, user: str, kind: str, key: str) -> list[Claim]:
+        """Every claim of the user's context (by uuid), tag (by friendly id), domain or entity
+        (by uuid), whatever its status, newest first: a group's claims as they may have been
+        live at another time."""
+        hits = {
+            "context": "SELECT g.claim FROM group_claims g JOIN contexts x ON x.id = g.grp "
+            "WHERE g.kind = 'context' AND x.context_id = ?",
+            "tag": "SELECT g.claim FROM group_claims g JOIN tags x ON x.id = g.grp "
+            "WHERE g.kind = 'tag' AND x.friendly_id = ? AND x.user = g.user",
+            "domain": "SELECT g.claim FROM group_claims g WHERE g.kind = 'domain' AND g.grp = ?",
+            "entity": "SELECT l.claim FROM claim_entities l JOIN entities e ON e.id = l.entity "
+            "WHERE e.entity_id = ?",
+        }[kind]
+        return self._load(
+            f"WITH hits(id) AS ({hits}) SELECT {_CLAIM_COLUMNS} FROM hits "
+            "CROSS JOIN claims c ON c.id = hits.id WHERE c.user = ? "
+            "ORDER BY c.updated_at DESC, c.number DESC",
+            (key, user),
+            links=False,
+        )
 
     @_translated
     def events_naming(self, user: str, claim_id: str) -> list[ClaimEvent]:
