@@ -127,15 +127,16 @@ def main() -> int:
 
 
 def print_searches(results: dict[str, Any]) -> None:
+    lines = []
     for name in ("facts", "all"):
         found = results[name]
-        for which in ("now", "as_of"):
-            figures = ", ".join(f"{k} {v:.1f}" for k, v in found[which].items())
-            print(f"search_memory {name} {which}: {figures}")
-        print(
-            f"  as_of / now: p50 ×{found['p50_ratio']}, p99 ×{found['p99_ratio']}; "
-            f"hits {found['hits']}"
-        )
+        lines += [
+            f"search_memory {name} {which}: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in found[which].items())
+            for which in ("now", "as_of")
+        ]
+        lines.append(f"  as_of / now: p50 ×{found['p50_ratio']}, p99 ×{found['p99_ratio']}")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
