@@ -134,9 +134,10 @@ class Snapshot:
         statuses: Collection[str],
         k: int,
         min_similarity: float | None = None,
+        as_of: str | None = None,
     ) -> list[dict[str, Any]]:
         """The hits of ``query`` as JSON (``lspMemory.search``), none below the relevance
-        floor ``min_similarity``."""
+        floor ``min_similarity``; with ``as_of``, as the memory held them then."""
         return search_records(
             self.search(),
             self.store,
@@ -146,6 +147,7 @@ class Snapshot:
             statuses=statuses,
             k=k,
             min_similarity=min_similarity,
+            as_of=as_of,
         )
 
     def assembler(self, note_text: Callable[[Note], str] | None = None) -> Assembler:

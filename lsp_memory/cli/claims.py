@@ -10,6 +10,7 @@ from lsp_memory.cli.inputs import claim_for, read_text, strip_at
 from lsp_memory.cli.output import claim_line, handle, print_json, short, warn
 from lsp_memory.errors import UserError
 from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.services.kernel.asof import change_record
 from lsp_memory.services.kernel.claim_form import claim_record
 
 
@@ -65,9 +66,18 @@ def cmd_classify(app: App, args: argparse.Namespace) -> int:
 
 def cmd_claim_show(app: App, args: argparse.Namespace) -> int:
     claim = claim_for(app, args.ref)
+    if args.as_of:
+        then = app.records().then([claim], args.as_of)
+        if not then:
+            raise UserError(
+                f"{handle(claim)} did not exist yet on {args.as_of}: created {claim.created_at}"
+            )
+        claim = then[0]
     if args.json:
         return print_json(claim_record(claim))
     reads = app.snapshot()
+    if args.as_of:
+        print(f"as of {args.as_of}:")
     print(claim_line(claim))
     print(claim.statement)
     details = [
@@ -120,12 +130,50 @@ def _current(reads: Snapshot, claim: Claim) -> str:
 
 def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     statuses = [ClaimStatus(s) for s in args.status] if args.status else None
-    claims = app.records().claims(statuses, args.limit)
+    records = app.records()
+    if args.as_of:  # statuses and the limit apply to the claims as they were then
+        claims = records.then(records.claims(None, None), args.as_of)
+        claims = [c for c in claims if statuses is None or c.status in statuses]
+        claims = claims[: args.limit]
+    else:
+        claims = records.claims(statuses, args.limit)
     if args.json:
         return print_json([claim_record(c) for c in claims])
     for claim in claims:
         print(claim_line(claim))
     return 0
+
+
+def cmd_claim_history(app: App, args: argparse.Namespace) -> int:
+    claim = claim_for(app, args.ref)
+    changes = app.records().history(claim)
+    if args.json:
+        return print_json({**claim_record(claim), "history": [change_record(c) for c in changes]})
+    print(claim_line(claim))
+    for change in changes:
+        run = "" if change.run is None else f"  [{change.run_kind} run {change.run}]"
+        print(f"{change.at}  {change.what}{run}")
+        if change.other is not None:
+            other = change.other
+            print(f"    {change.relation} {handle(other)}: {short(other.statement, 60)}")
+        for name, (before, after) in change.fields.items():
+            if name in HIDDEN:
+                continue
+            print(f"    {name}: {_value(before)} → {_value(after)}")
+    return 0
+
+
+HIDDEN = frozenset({"decayed_at", "evidence_at"})
+"""Fields a history line leaves out (its JSON has them): decay's and evidence's bookkeeping."""
+
+
+def _value(value: object) -> str:
+    """A field's value in a history line (a list by its length past three items)."""
+    if value is None:
+        return "–"
+    if isinstance(value, list):
+        return f"{len(value)} items" if len(value) > 3 else ", ".join(map(str, value)) or "none"
+    return str(value)
 
 
 def cmd_claim_retract(app: App, args: argparse.Namespace) -> int:

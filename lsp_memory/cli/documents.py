@@ -78,6 +78,8 @@ def cmd_resolve(app: App, args: argparse.Namespace) -> int:
     else:
         references = tuple(parse_argument(ref) for ref in args.refs)
     resolutions = app.snapshot().resolver().resolve_all(references)
+    if args.as_of:
+        resolutions = app.records().resolved_then(resolutions, args.as_of)
     if args.json:
         print_json([resolution_record(r) for r in resolutions])
     else:

@@ -54,6 +54,17 @@ def positive(text: str) -> int:
     return value
 
 
+def moment(text: str) -> str:
+    """``--as-of``: an ISO 8601 date (the end of that day, UTC) or date-time, as stored."""
+    from lsp_memory.errors import UserError
+    from lsp_memory.services.kernel.asof import as_of_moment
+
+    try:
+        return as_of_moment(text)
+    except UserError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
+
+
 def hits(text: str) -> int:
     value = positive(text)
     if value > MAX_HITS:

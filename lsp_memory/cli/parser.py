@@ -10,6 +10,7 @@ from lsp_memory.cli.claims import (
     cmd_claim_add,
     cmd_claim_context_add,
     cmd_claim_context_remove,
+    cmd_claim_history,
     cmd_claim_list,
     cmd_claim_pin,
     cmd_claim_restore,
@@ -30,7 +31,7 @@ from lsp_memory.cli.conversations import (
 from lsp_memory.cli.documents import cmd_build_context, cmd_mentions, cmd_refs, cmd_resolve
 from lsp_memory.cli.interchange import cmd_export, cmd_import
 from lsp_memory.cli.lifecycle import cmd_consolidate, cmd_review
-from lsp_memory.cli.options import Handler, add_globals, hits, positive
+from lsp_memory.cli.options import Handler, add_globals, hits, moment, positive
 from lsp_memory.cli.output import PROG
 from lsp_memory.cli.search import cmd_index, cmd_search, cmd_status
 from lsp_memory.cli.servers import cmd_mcp, cmd_serve
@@ -42,6 +43,9 @@ from lsp_memory.services.retrieval.search import SCOPES
 BUILD_CONTEXT = "the token-budgeted context block of a document's references"
 MENTIONS = "list the notes that mention a note without linking it"
 CONSOLIDATE = "evidence, decay, contradictions, merges and deprecation over your claims"
+
+
+AS_OF = "what the memory held then: an ISO 8601 date (its end, UTC) or date-time"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command(claims, "show", cmd_claim_show, "show one claim")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
+    sub = command(claims, "history", cmd_claim_history, "every recorded change of a claim")
+    sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
+    sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(claims, "list", cmd_claim_list, "list claims by number")
     sub.add_argument(
         "--status",
@@ -97,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--limit", type=positive, metavar="N", help="at most N claims")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
     sub = command(claims, "retract", cmd_claim_retract, "mark a claim retracted")
     sub.add_argument("ref", metavar="REF", help="#42, @claim_42, @friendly_id or @memory:<uuid>")
     sub = command(claims, "restore", cmd_claim_restore, "make a claim active again")
@@ -176,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--diverse", action="store_true", help="near-duplicates once")
     sub.add_argument("--any-status", action="store_true", help="include retracted etc.")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
 
     sub = command(commands, "build-context", cmd_build_context, BUILD_CONTEXT)
     sub.add_argument("file", metavar="FILE", help="a document, or - for standard input")
@@ -274,4 +284,5 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("refs", metavar="REF", nargs="*", help="@id, #N, @claim_N, @memory:<uuid>")
     sub.add_argument("--file", metavar="FILE", help="resolve every reference in a document")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
     return parser

@@ -42,6 +42,7 @@ def cmd_search(app: App, args: argparse.Namespace) -> int:
         mode=args.mode,
         diverse=args.diverse,
         min_similarity=app.config.min_similarity,
+        as_of=args.as_of,
     )
     if args.json:
         return print_json(rows)

@@ -55,6 +55,7 @@ from lsp_memory.model import MAX_STATEMENT, Claim, doc_key
 from lsp_memory.services.block import referenced_lines
 from lsp_memory.services.conversations.ingest import MAX_MESSAGE, MAX_SESSION_ID, pair_from
 from lsp_memory.services.conversations.recall import recalled
+from lsp_memory.services.kernel.asof import as_of_moment
 from lsp_memory.services.kernel.resolver import claim_named, parse_argument, resolution_record
 from lsp_memory.services.kernel.tokens import o200k
 from lsp_memory.services.memory.records import Records
@@ -220,6 +221,13 @@ Ref = Annotated[
     str,
     Field(min_length=1, max_length=MAX_REF, description="the claim: #42, @friendly_id"),
 ]
+AsOf = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_NAME,
+        description="an ISO 8601 date or date-time: answer as the memory was then",
+    ),
+]
 ContextId = Annotated[
     str, Field(min_length=1, max_length=MAX_NAME, description="the context's friendly id")
 ]
@@ -257,13 +265,16 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             int,
             Field(ge=1, le=MAX_RESULT_TOKENS, description="the most tokens of titles and snippets"),
         ] = RESULT_TOKENS,
+        *,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """Search the user's memory: facts (claims), episodes (past messages), both, notes,
         or all of them (contexts and entities too). Best first; near-duplicates shown once;
         each with its timestamp; at most ``max_tokens`` tokens of titles and snippets
         (default 400), the rest counted in ``left_out``. Given the conversation's id
         (``session_id``), the results are kept as that conversation's references, and its
-        next context block shows them."""
+        next context block shows them. Given ``as_of``, what the memory held at that date:
+        claims as they were then, none created later, messages up to then."""
 
         def searched() -> tuple[list[dict[str, Any]], int]:
             records = app.search_records(
@@ -273,6 +284,7 @@ def build(app: App, lanes: Lanes) -> MCPServer:
                 k=limit,
                 diverse=True,
                 min_similarity=app.config.min_similarity,
+                as_of=as_of_moment(as_of) if as_of else None,
             )
             # The store's confidence, not the index's: consolidation re-indexes a claim only
             # when its confidence crosses a threshold.
@@ -451,12 +463,16 @@ def build(app: App, lanes: Lanes) -> MCPServer:
             list[Annotated[str, Field(max_length=MAX_REF)]],
             Field(min_length=1, max_length=MAX_REFS),
         ],
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        """What references name: #42, @friendly_id, @context, [[Note]]."""
+        """What references name: #42, @friendly_id, @context, [[Note]]; given ``as_of``, as
+        they were at that date."""
 
         def resolved() -> dict[str, Any]:
             resolver = app.snapshot().resolver()
             found = [resolver.resolve(parse_argument(ref)) for ref in refs]
+            if as_of:
+                found = app.records().resolved_then(found, as_of_moment(as_of))
             return {"results": [resolution_record(r) for r in found]}
 
         return await read(resolved)

@@ -556,11 +556,32 @@ UPDATE claims SET decayed_at = (
 """
 
 
+# Version 10: what a single write changed on a claim (a retract, restore, pin or unpin, a
+# supersede, a context added or removed), each field with its value before and after (JSON)
+# and the moment, so `claim history` and `--as-of` see changes made outside a consolidation
+# run; and `run_changes` by claim, so one claim's run changes are an index probe (a run that
+# decays 90 000 claims writes 180 000 rows). Self-contained: its version number may change at
+# a merge.
+V10 = """
+CREATE TABLE claim_writes (
+    id INTEGER PRIMARY KEY,
+    claim INTEGER NOT NULL REFERENCES claims (id) ON DELETE CASCADE,
+    at TEXT NOT NULL,
+    what TEXT NOT NULL,
+    field TEXT NOT NULL,
+    before TEXT NOT NULL,
+    after TEXT NOT NULL
+);
+CREATE INDEX claim_writes_claim ON claim_writes (claim, at);
+CREATE INDEX run_changes_claim ON run_changes (claim);
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A migration: an SQL script, or a function given the connection inside the migration's
 transaction (for a column filled by Python)."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, write_lookups, V9)
+MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, write_lookups, V9, V10)
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,6 +56,23 @@ async def eventually(check: Any, seconds: float = 20.0) -> None:
     pytest.fail("the condition never held")
 
 
+async def test_search_command_as_of_a_date(client: LanguageClient) -> None:
+    """The fourth argument's ``asOf``: the memory as it was then. kb.jsonl's PostgreSQL
+    claims were written on 1 and 4 January 2024."""
+
+    async def search(as_of: str) -> list[str]:
+        hits = await command(client, "lspMemory.search", "PostgreSQL", "claim", 5, {"asOf": as_of})
+        return [hit["title"] for hit in hits]
+
+    assert "The Leaf service uses PostgreSQL 16" in await search("2030-01-01")
+    assert await search("2023-12-31") == []
+    assert await search("2024-01-02T00:00:00Z") == ["The Leaf service uses PostgreSQL 16"]
+    with pytest.raises(JsonRpcInvalidParams, match="not a date: 'soon'"):
+        await search("soon")
+    with pytest.raises(JsonRpcInvalidParams, match="options must be an object"):
+        await command(client, "lspMemory.search", "PostgreSQL", "claim", 5, "2024-01-02")
+
+
 async def test_search_command(client: LanguageClient) -> None:
     hits = await command(client, "lspMemory.search", "PostgreSQL", "claim", 5)
     assert hits and hits[0]["kind"] == "claim" and "PostgreSQL" in hits[0]["title"]

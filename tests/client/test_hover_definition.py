@@ -126,6 +126,30 @@ async def test_hover_on_a_superseded_claim_warns_and_names_its_successor(
     assert "What time do I prefer for deep work?" in active
 
 
+async def test_hover_on_a_superseded_or_retracted_claim_gives_its_dates(
+    client: LanguageClient,
+) -> None:
+    """Superseded on a known day, then retracted on another: the hover says on which day and
+    by which claim, and what the claim held from and until. The shared store is put back
+    (with the claim's own time) afterwards."""
+    with open_store(STORE) as store:
+        claim, new = store.claim_by_number(USER, 42), store.claim_by_number(USER, 1)
+        assert claim is not None and new is not None
+        store.supersede(USER, [claim.claim_id], new.claim_id, "2026-03-04T09:00:00.000000Z")
+        try:
+            superseded = markdown(await hover_on(client, "see #42", "#42"))
+            store.restore(USER, claim.claim_id, claim.updated_at)
+            store.set_status(USER, claim.claim_id, ClaimStatus.RETRACTED, "2026-03-05T10:00:00Z")
+            retracted = markdown(await hover_on(client, "see #42", "#42"))
+        finally:
+            store.restore(USER, claim.claim_id, claim.updated_at)
+    created = claim.created_at[:10]
+    assert "⚠️ **Superseded** on 2026-03-04 by #1 @leaf_active_a001" in superseded
+    assert f"valid {created} → 2026-03-04" in superseded
+    assert "⚠️ **Retracted** on 2026-03-05: no longer held" in retracted
+    assert f"valid {created} → 2026-03-05" in retracted
+
+
 async def test_hover_on_a_context_gives_its_path_count_and_first_claims(
     client: LanguageClient,
 ) -> None:

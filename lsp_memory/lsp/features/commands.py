@@ -39,6 +39,7 @@ from lsp_memory.model import Claim
 from lsp_memory.services.editor.checks import create_note_file
 from lsp_memory.services.editor.completion import block_id_write, block_id_write_file
 from lsp_memory.services.editor.references import Document
+from lsp_memory.services.kernel.asof import as_of_moment
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.services.kernel.resolver import claim_named
 from lsp_memory.services.memory.review import VERBS
@@ -67,6 +68,20 @@ def _text(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"{name} must be a non-empty string")
     return value
+
+
+def _as_of(options: Any) -> str | None:
+    """The ``asOf`` of a command's options object (None: now), as a stored moment."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise UserError('options must be an object, e.g. {"asOf": "2026-03-01"}')
+    value = options.get("asOf")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UserError("asOf must be an ISO 8601 date or date-time string")
+    return as_of_moment(value)
 
 
 def _plain_errors(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -99,8 +114,9 @@ def register(server: MemoryServer) -> None:
 
     @command("lspMemory.search")
     async def search(ls: LanguageServer, *args: Any) -> list[dict[str, Any]]:
-        """Arguments: query, then optionally kind (claim, note, episode, all) and k. Each hit as
-        ``lsp-memory search --json`` gives it."""
+        """Arguments: query, then optionally kind (claim, note, episode, all), k and options
+        (``{"asOf": DATE}``: what the memory held then). Each hit as ``lsp-memory search
+        --json`` gives it."""
         session = _session(ls)
         query = _text(args[0] if args else None, "query")
         kind = args[1] if len(args) > 1 else "all"
@@ -109,6 +125,7 @@ def register(server: MemoryServer) -> None:
         k = args[2] if len(args) > 2 else 10
         if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= 100:
             raise UserError("k must be a whole number from 1 to 100")
+        as_of = _as_of(args[3] if len(args) > 3 else None)
         # Each hit is inserted as a reference: what has none (an episode) is not searched.
         kinds = [each for each in SCOPES[kind] if each in REFERABLE] or SCOPES[kind]
         return await session.run(
@@ -118,6 +135,7 @@ def register(server: MemoryServer) -> None:
                 statuses=SHOWN_STATUSES,
                 k=k,
                 min_similarity=reads.config.min_similarity,
+                as_of=as_of,
             )
         )
 

@@ -35,7 +35,7 @@ from lsp_memory.model import (
 from lsp_memory.notes import VaultView
 from lsp_memory.notes.parts import embedded_part, read_text
 from lsp_memory.refs import reference_at
-from lsp_memory.services.kernel import lineage, tokens
+from lsp_memory.services.kernel import asof, lineage, tokens
 from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.store.sqlite import MAX_TREE_DEPTH, Store
 from lsp_memory.text import cut, one_line
@@ -258,20 +258,21 @@ class Describer:
 
     # -- claims -----------------------------------------------------------------------------
 
-    def _warning(self, claim: Claim) -> str | None:
-        """A line for a claim that is not active; superseded and merged name the claim that
-        took its place."""
+    def _warning(self, claim: Claim, since: str | None = None) -> str | None:
+        """A line for a claim that is not active, with the day it took its status
+        (``since``) when known; superseded and merged name the claim that took its place."""
         if claim.status is ClaimStatus.ACTIVE:
             return None
         title, words = _STATUS_WORDS[claim.status]
+        when = f" on {_day(since)}" if since is not None else ""
         if words in ("by", "into"):
             # The live claim at the end of the chain: the one the quick fix offers.
             successor = lineage.successor(self.store, self.user, claim)
             if successor is None:
                 what = "successor" if words == "by" else "target"
-                return f"⚠️ **{title}** ({what} missing or no longer current)"
+                return f"⚠️ **{title}**{when} ({what} missing or no longer current)"
             words = f" {words} {_claim_ref(successor)}: {_md(successor.statement)}"
-        return f"⚠️ **{title}**{words}"
+        return f"⚠️ **{title}**{when}{words}"
 
     def _claim_hover(self, claim: Claim) -> str:
         head = (
@@ -279,7 +280,12 @@ class Describer:
             f" · {claim.status.value} · confidence {claim.confidence:g}"
         )
         parts = [head]
-        warning = self._warning(claim)
+        since = (
+            None
+            if claim.status is ClaimStatus.ACTIVE
+            else asof.status_since(self.store, self.user, claim)
+        )
+        warning = self._warning(claim, since)
         if warning:
             parts.append(warning)
         parts.append(_md(claim.statement))
@@ -290,7 +296,10 @@ class Describer:
             f"domains {', '.join(claim.domains)}" if claim.domains else "",
         ]
         dates = [f"created {_day(claim.created_at)}", f"updated {_day(claim.updated_at)}"]
-        if claim.valid_from or claim.valid_to:
+        if claim.status is not ClaimStatus.ACTIVE and not claim.valid_from:
+            # What it held from, to the warning's date: since it was written.
+            dates.append(f"valid {_day(claim.created_at)} → {_day(claim.valid_to or since)}")
+        elif claim.valid_from or claim.valid_to:
             dates.append(f"valid {_day(claim.valid_from)} → {_day(claim.valid_to)}")
         if claim.pinned:
             dates.append("pinned")

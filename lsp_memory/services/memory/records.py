@@ -25,6 +25,8 @@ from lsp_memory.model import (
     Context,
     ContextNode,
 )
+from lsp_memory.services.kernel import asof
+from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import add_record, statement_problem
 from lsp_memory.services.memory.supersede import superseded
@@ -263,6 +265,19 @@ class Records:
             since=since,
             limit=limit,
         )
+
+    def then(self, claims: Sequence[Claim], moment: str) -> list[Claim]:
+        """``claims`` as they were at ``moment`` (``claim list|show --as-of``), without those
+        created after it (``kernel.asof``)."""
+        return [c for c in asof.claims_then(self.store, self.user, claims, moment) if c]
+
+    def resolved_then(self, found: Sequence[Resolution], moment: str) -> list[Resolution]:
+        """What references resolved to at ``moment`` (``resolve --as-of``)."""
+        return [asof.resolved_then(self.store, self.user, each, moment) for each in found]
+
+    def history(self, claim: Claim) -> list[asof.Change]:
+        """Every recorded change of ``claim``, oldest first (``claim history``)."""
+        return asof.history(self.store, self.user, claim)
 
     def context_tree(self) -> tuple[list[ContextNode], list[Context]]:
         """The user's contexts as a forest with claim counts, and those caught in a parent

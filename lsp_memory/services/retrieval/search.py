@@ -35,8 +35,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from lsp_memory.ids import stamp_at
+from lsp_memory.ids import seconds, stamp_at
 from lsp_memory.model import LIVE_STATUSES, doc_key
+from lsp_memory.services.kernel.asof import claims_then, live_then
 from lsp_memory.store.fulltext import FullTextIndex, TextHit
 from lsp_memory.store.sqlite import Store
 from lsp_memory.store.vectors import TextEmbedder, VectorIndex
@@ -383,17 +384,88 @@ def search_records(
     mode: Mode = "hybrid",
     diverse: bool = False,
     min_similarity: float | None = None,
+    as_of: str | None = None,
 ) -> list[dict[str, Any]]:
     """The hits of ``query`` as ``hit_record`` JSON: what every door's search answers, each
-    door passing the configured relevance floor (``min_similarity``)."""
-    hits = search.search(
-        query,
-        user=user,
-        kinds=kinds,
-        statuses=statuses,
-        k=k,
-        mode=mode,
-        diverse=diverse,
-        min_similarity=min_similarity,
-    )
+    door passing the configured relevance floor (``min_similarity``). With ``as_of`` (a
+    stored moment: ``kernel.asof``), what the memory held then: ``search_then``."""
+    options: dict[str, Any] = {
+        "user": user,
+        "kinds": kinds,
+        "k": k,
+        "mode": mode,
+        "diverse": diverse,
+        "min_similarity": min_similarity,
+    }
+    if as_of is not None:
+        return search_then(search, store, query, as_of, statuses=statuses, **options)
+    hits = search.search(query, statuses=statuses, **options)
     return [hit_record(hit, store, user) for hit in hits]
+
+
+AS_OF_ROUNDS = 4
+"""How many times a search as of a date asks for four times more hits when too many of them
+did not exist then (or were not live then), before it answers with fewer than asked."""
+
+
+def search_then(
+    search: HybridSearch,
+    store: Store,
+    query: str,
+    moment: str,
+    *,
+    statuses: Collection[str] | None,
+    user: str,
+    k: int,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """The ``k`` best hits of ``query`` among what the memory held at ``moment``: each claim
+    as it was then (``kernel.asof.claims_then``: its status and confidence then; left out
+    if created later, or not of ``statuses`` then), episodes up to then; contexts, entities
+    and notes as they are now. The indexes hold today's statuses, so the search asks for
+    every status and more hits than ``k``, and keeps those that qualify."""
+    wanted = k
+    for _ in range(AS_OF_ROUNDS):
+        pool = min(MAX_AS_OF_POOL, 4 * wanted + 10)
+        hits = search.search(query, user=user, statuses=None, k=pool, **options)
+        kept = _then(hits, store, user, moment, statuses)
+        if len(kept) >= k or len(hits) < pool or pool == MAX_AS_OF_POOL:
+            return kept[:k]
+        wanted = pool
+    return kept[:k]
+
+
+MAX_AS_OF_POOL = 4000
+"""The most hits a search as of a date looks through."""
+
+
+def _then(
+    hits: list[Hit], store: Store, user: str, moment: str, statuses: Collection[str] | None
+) -> list[dict[str, Any]]:
+    """``hits`` as ``hit_record`` JSON as they were at ``moment``, without those that did
+    not exist then or were not of ``statuses`` then."""
+    claim_ids = [doc_key(hit.id) for hit in hits if hit.kind == "claim"]
+    now = {c.claim_id: c for c in store.claims_by_ids(user, claim_ids, links=False)}
+    then = dict(zip(now, claims_then(store, user, list(now.values()), moment), strict=True))
+    cutoff = seconds(moment)
+    kept = []
+    for hit in hits:
+        if hit.kind == "claim":
+            claim = then.get(doc_key(hit.id))
+            if claim is None:
+                continue
+            if statuses is not None and (
+                claim.status.value not in statuses
+                or (claim.status in LIVE_STATUSES and not live_then(claim, moment))
+            ):
+                continue
+            record = hit_record(hit, store, user)
+            record["status"] = claim.status.value
+            record["confidence"] = claim.confidence
+            kept.append(record)
+        elif hit.kind == "episode":
+            if hit.updated <= cutoff:
+                kept.append(hit_record(hit, store, user))
+        elif statuses is None or hit.status in statuses:
+            kept.append(hit_record(hit, store, user))
+    return kept

@@ -12,6 +12,7 @@ of one part per record kind, each in its module, all sharing the connection:
 - ``rename``: a new friendly id for any record; ``writer``: batches of new records (imports)
 - ``lifecycle``: consolidation's reads, runs (changes with before/after, undone exactly),
   review items, episodes
+- ``history``: every change made to a claim, by a single write (``claim_writes``) or a run
 
 Every method that reads or writes records takes the user and never returns another user's.
 """
@@ -34,6 +35,7 @@ from lsp_memory.store.sqlite.connection import (
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.groups import Groups, GroupSize
+from lsp_memory.store.sqlite.history import ClaimEvent, History
 from lsp_memory.store.sqlite.lifecycle import (
     ChangedSince,
     ClaimState,
@@ -61,6 +63,7 @@ __all__ = [
     "Batch",
     "Change",
     "ChangedSince",
+    "ClaimEvent",
     "ClaimState",
     "ConcurrentRun",
     "Conversation",
@@ -85,7 +88,16 @@ __all__ = [
 
 # BulkWrites comes before Entities: it is one (its ``keys`` reads the entity types).
 class Store(
-    Claims, TierQueries, Contexts, Groups, BulkWrites, Entities, ChangeLog, Renames, Lifecycle
+    Claims,
+    TierQueries,
+    Contexts,
+    Groups,
+    BulkWrites,
+    Entities,
+    ChangeLog,
+    Renames,
+    Lifecycle,
+    History,
 ):
     """An open store. Not shared between threads; open one per thread or process."""
 

@@ -100,3 +100,52 @@ def _log(db: sqlite3.Connection, kind: str, first: int, last: int | None = None)
         "INSERT INTO changes (kind, row, last_row) VALUES (?, ?, ?)",
         (kind, first, first if last is None else last),
     )
+
+
+WRITTEN = ("status", "pinned", "superseded_by", "merged_into", "valid_to", "archived_at")
+"""The claim fields a single write may change, kept in ``claim_writes`` before and after."""
+
+
+def _written(db: sqlite3.Connection, rows: Iterable[int]) -> dict[int, list[object]]:
+    """The ``WRITTEN`` fields of the claims ``rows``, by row: what a write is about to change."""
+    found = db.execute(
+        f"SELECT id, {', '.join(WRITTEN)} FROM claims WHERE id IN {_IDS}",
+        (json.dumps(list(rows)),),
+    )
+    return {row[0]: list(row[1:]) for row in found}
+
+
+def _log_writes(
+    db: sqlite3.Connection, what: str, when: str, before: dict[int, list[object]]
+) -> None:
+    """Record in ``claim_writes`` each field ``what`` (a retract, a pin…) changed at ``when``
+    on the claims of ``before`` (their ``_written`` fields before the write)."""
+    after = _written(db, before)
+    pinned = WRITTEN.index("pinned")
+    for values in (*before.values(), *after.values()):
+        values[pinned] = bool(values[pinned])
+    db.executemany(
+        "INSERT INTO claim_writes (claim, at, what, field, before, after) VALUES (?,?,?,?,?,?)",
+        [
+            (row, when, what, name, json.dumps(old), json.dumps(new))
+            for row, values in before.items()
+            for name, old, new in zip(WRITTEN, values, after.get(row, values), strict=True)
+            if old != new
+        ],
+    )
+
+
+def _log_link(db: sqlite3.Connection, claim: int, when: str, context: str, linked: bool) -> None:
+    """Record in ``claim_writes`` that the claim was added to (or removed from) the context
+    whose friendly id is ``context``."""
+    db.execute(
+        "INSERT INTO claim_writes (claim, at, what, field, before, after) VALUES (?,?,?,?,?,?)",
+        (
+            claim,
+            when,
+            "added to a context" if linked else "removed from a context",
+            "context",
+            json.dumps(None if linked else context),
+            json.dumps(context if linked else None),
+        ),
+    )

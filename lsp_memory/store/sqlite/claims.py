@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_memory.model import Claim, ClaimStatus
-from lsp_memory.store.sqlite.changes import _log, _log_rows
+from lsp_memory.store.sqlite.changes import _log, _log_link, _log_rows, _log_writes, _written
 from lsp_memory.store.sqlite.connection import _translated
 from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader, _grouped_claims
 
@@ -236,7 +236,14 @@ class Claims(ClaimLoader):
 
     @_translated
     def set_status(self, user: str, claim_id: str, status: ClaimStatus, when: str) -> None:
-        self._update(user, claim_id, "status = ?, updated_at = ?", (str(status), when))
+        self._update(
+            user,
+            claim_id,
+            "status = ?, updated_at = ?",
+            (str(status), when),
+            what=str(status),
+            when=when,
+        )
 
     @_translated
     def supersede(self, user: str, claim_ids: Sequence[str], by: str, when: str) -> None:
@@ -256,12 +263,21 @@ class Claims(ClaimLoader):
             "status = 'active', superseded_by = NULL, merged_into = NULL, archived_at = NULL, "
             "updated_at = ?",
             (when,),
+            what="restored",
+            when=when,
         )
 
     @_translated
     def set_pinned(self, user: str, claim_id: str, pinned: bool, when: str) -> None:
         """Pin the claim globally, or unpin it."""
-        self._update(user, claim_id, "pinned = ?, updated_at = ?", (int(pinned), when))
+        self._update(
+            user,
+            claim_id,
+            "pinned = ?, updated_at = ?",
+            (int(pinned), when),
+            what="pinned" if pinned else "unpinned",
+            when=when,
+        )
 
     @_translated
     def link_context(
@@ -275,7 +291,8 @@ class Claims(ClaimLoader):
                 "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
             ).fetchone()
             context = db.execute(
-                "SELECT id FROM contexts WHERE context_id = ? AND user = ?", (context_id, user)
+                "SELECT id, friendly_id FROM contexts WHERE context_id = ? AND user = ?",
+                (context_id, user),
             ).fetchone()
             if claim is None or context is None:
                 return False
@@ -287,18 +304,30 @@ class Claims(ClaimLoader):
             if not db.execute(sql, (context[0], claim[0])).rowcount:
                 return False
             db.execute("UPDATE claims SET updated_at = ? WHERE id = ?", (when, claim[0]))
+            _log_link(db, claim[0], when, context[1], linked)
             _log(db, "claim", claim[0])
             return True
 
-    def _update(self, user: str, claim_id: str, changes: str, values: tuple[object, ...]) -> None:
+    def _update(
+        self,
+        user: str,
+        claim_id: str,
+        changes: str,
+        values: tuple[object, ...],
+        *,
+        what: str,
+        when: str,
+    ) -> None:
         """``UPDATE claims SET {changes}`` on the user's claim ``claim_id``, if it exists,
-        recorded in the change log."""
+        recorded in the change log, and in ``claim_writes`` as ``what`` at ``when``."""
         with self._write() as db:
             row = db.execute(
                 "SELECT id FROM claims WHERE claim_id = ? AND user = ?", (claim_id, user)
             ).fetchone()
             if row is not None:
+                before = _written(db, [row[0]])
                 db.execute(f"UPDATE claims SET {changes} WHERE id = ?", (*values, row[0]))
+                _log_writes(db, what, when, before)
                 _log(db, "claim", row[0])
 
     @_translated
@@ -385,9 +414,11 @@ def _supersede(
         ).fetchone()
         if row is not None:
             rows.append(int(row[0]))
+    before = _written(db, rows)
     db.executemany(
         "UPDATE claims SET status = 'superseded', superseded_by = ?, valid_to = ?, "
         "updated_at = ? WHERE id = ?",
         [(by, when, when, row) for row in rows],
     )
+    _log_writes(db, "superseded", when, before)
     _log_rows(db, "claim", rows)

@@ -1,0 +1,287 @@
+"""What the memory held at a moment (``--as-of``, MCP ``as_of``) and how a claim got to be as
+it is (``claim history``): one reading of the store's records of change for every door.
+
+A claim is put back as it was at a moment by undoing, newest first, every change recorded
+after it: the single writes (retract, restore, pin, supersede, a context added or removed:
+``claim_writes``) and the changes of every consolidation and review run (``run_changes``, at
+the run's ``now``; a run undone since counts until it was undone). A claim created after the
+moment did not exist then. A claim superseded before single writes were recorded is taken to
+have been active until its ``valid_to``, the moment it was superseded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from lsp_memory.errors import UserError
+from lsp_memory.ids import moment_of, stored, timestamp
+from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus
+from lsp_memory.services.kernel.resolver import Resolution
+from lsp_memory.store.sqlite import ClaimEvent, Store
+
+_FIELDS = (
+    "status",
+    "confidence",
+    "pinned",
+    "superseded_by",
+    "merged_into",
+    "valid_to",
+    "derived_from",
+    "evidence_count",
+    "updated_at",
+)
+"""The fields of ``model.Claim`` a recorded change can be undone on."""
+
+
+def as_of_moment(value: str) -> str:
+    """``value`` (an ISO 8601 date or date-time) as a stored moment: a date alone is the
+    end of that day in UTC, so what was written that day counts. ``UserError`` with one line
+    for anything else."""
+    text = value.strip()
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        pass
+    else:
+        if len(text) == 10:  # 2026-03-01, not a week date or an ordinal
+            return stored(datetime.combine(day, time.max, tzinfo=UTC))
+    try:
+        moment_of(text)
+        return timestamp(text)
+    except ValueError:
+        raise UserError(
+            f"not a date: {value!r} (give an ISO 8601 date or date-time, "
+            "e.g. 2026-03-01 or 2026-03-01T09:30:00Z)"
+        ) from None
+
+
+def live_then(claim: Claim, moment: str) -> bool:
+    """Whether ``claim`` (as it was at ``moment``: ``claims_then``) was live then: a live
+    status, and valid then (``valid_from`` not after it, ``valid_to`` not before it)."""
+    return (
+        claim.status in LIVE_STATUSES
+        and (claim.valid_from is None or claim.valid_from <= moment)
+        and (claim.valid_to is None or claim.valid_to > moment)
+    )
+
+
+def claims_then(
+    store: Store, user: str, claims: Sequence[Claim], moment: str
+) -> list[Claim | None]:
+    """Each of ``claims`` as it was at ``moment``: None for one created after it."""
+    existing = [claim for claim in claims if claim.created_at <= moment]
+    events: dict[str, list[ClaimEvent]] = {}
+    for event in store.claim_events(user, [c.claim_id for c in existing], after=moment):
+        events.setdefault(event.claim_id, []).append(event)
+    then = {
+        claim.claim_id: _undone(claim, _with_legacy(claim, events.get(claim.claim_id, [])), moment)
+        for claim in existing
+    }
+    return [then.get(claim.claim_id) for claim in claims]
+
+
+def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:
+    """``claim`` as it was at ``moment``, None when it was created after it."""
+    return claims_then(store, user, [claim], moment)[0]
+
+
+def resolved_then(store: Store, user: str, found: Resolution, moment: str) -> Resolution:
+    """What ``found`` resolved to, as it was at ``moment`` (``resolve --as-of``): a claim as
+    it was then, or an error if it did not exist yet; a context, tag, domain or entity with
+    the claims in it now that were live then, each as it was (a context or entity created
+    after the moment did not exist); a note as it is."""
+    if not found.resolved or found.kind in (None, "note"):
+        return found
+    if found.kind == "claim":
+        claim = found.claims[0]
+        then = claim_then(store, user, claim, moment)
+        if then is None:
+            return replace(found, claims=(), error=_not_yet(f"#{claim.number}", moment))
+        return replace(found, claims=(then,))
+    group = found.context or found.entity
+    if group is not None and group.created_at > moment:
+        return replace(found, claims=(), error=_not_yet(f"@{found.id}", moment))
+    key = {
+        "context": found.context.context_id if found.context else "",
+        "entity": found.entity.entity_id if found.entity else "",
+        "tag": found.id or "",
+        "domain": found.id or "",
+    }[found.kind]
+    everyone = claims_then(store, user, store.members(user, found.kind, key), moment)
+    return replace(
+        found, claims=tuple(c for c in everyone if c is not None and live_then(c, moment))
+    )
+
+
+def _not_yet(name: str, moment: str) -> str:
+    return f"{name} did not exist yet on {moment}"
+
+
+def _with_legacy(claim: Claim, events: list[ClaimEvent]) -> list[ClaimEvent]:
+    """``events`` and, for a claim superseded before single writes were recorded (no event
+    sets its ``superseded_by``), its superseding at ``valid_to``."""
+    if (
+        claim.status is not ClaimStatus.SUPERSEDED
+        or not claim.valid_to
+        or any(e.field == "superseded_by" and e.after == claim.superseded_by for e in events)
+    ):
+        return events
+    at = claim.valid_to
+    made = [
+        ClaimEvent(claim.claim_id, at, "superseded", "status", "active", "superseded"),
+        ClaimEvent(claim.claim_id, at, "superseded", "superseded_by", None, claim.superseded_by),
+        ClaimEvent(claim.claim_id, at, "superseded", "valid_to", None, at),
+    ]
+    return sorted([*events, *made], key=lambda event: event.key)
+
+
+def _undone(claim: Claim, events: Sequence[ClaimEvent], moment: str | None = None) -> Claim:
+    """``claim`` with ``events`` (oldest first) undone, newest first; only those after
+    ``moment`` when given."""
+    state: dict[str, Any] = {name: getattr(claim, name) for name in _FIELDS}
+    contexts = list(claim.contexts or ())
+    for event in reversed(events):
+        if moment is not None and event.at <= moment:
+            break
+        if event.field == "context":
+            if event.after is not None and event.after in contexts:
+                contexts.remove(event.after)
+            elif event.before is not None and event.before not in contexts:
+                contexts.append(event.before)
+        elif event.field in state:
+            state[event.field] = event.before
+    if state["updated_at"] is None or (moment and state["updated_at"] > moment):
+        state["updated_at"] = claim.created_at
+    return replace(
+        claim,
+        status=ClaimStatus(state["status"]),
+        confidence=float(state["confidence"]),
+        pinned=bool(state["pinned"]),
+        superseded_by=state["superseded_by"],
+        merged_into=state["merged_into"],
+        valid_to=state["valid_to"],
+        derived_from=tuple(state["derived_from"]),
+        evidence_count=int(state["evidence_count"]),
+        updated_at=state["updated_at"],
+        contexts=tuple(contexts) if claim.contexts is not None else None,
+    )
+
+
+def status_since(store: Store, user: str, claim: Claim) -> str | None:
+    """When ``claim`` took its status (the last recorded change that set it); None when no
+    record says (a claim created so, or changed before changes were recorded)."""
+    events = _with_legacy(claim, store.claim_events(user, [claim.claim_id]))
+    for event in reversed(events):
+        if event.field == "status" and event.after == claim.status.value:
+            return event.at
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One line of a claim's history: what one write or run did to it at one moment."""
+
+    at: str
+    what: str
+    fields: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    """Each field changed: (before, after)."""
+    run: int | None = None
+    run_kind: str | None = None
+    undone: bool = False
+    other: Claim | None = None
+    """The claim it names: the one that superseded or absorbed it, or that it replaced."""
+    relation: str = ""
+    """How ``other`` relates: ``by`` (superseded by), ``into`` (merged into), ``replaces``."""
+
+
+def history(store: Store, user: str, claim: Claim) -> list[Change]:
+    """Every recorded change of ``claim``, oldest first: its creation (as it was created),
+    each write or run that changed it, and each claim it superseded or absorbed."""
+    events = _with_legacy(claim, store.claim_events(user, [claim.claim_id]))
+    first = _undone(claim, events)
+    created = {
+        "status": (None, first.status.value),
+        "confidence": (None, first.confidence),
+    }
+    found: list[Change] = [Change(claim.created_at, "created", created)]
+    groups: dict[tuple[Any, ...], Change] = {}
+    for event in events:
+        key = (event.at, event.what, event.run, event.undone)
+        change = groups.get(key)
+        if change is None:
+            change = groups[key] = Change(event.at, event.what, {}, event.run, event.run_kind)
+            change = replace(change, undone=event.undone)
+            groups[key] = change
+            found.append(change)
+        before = change.fields.get(event.field, (event.before, None))[0]
+        change.fields[event.field] = (before, event.after)
+    pointers = {
+        value
+        for change in found
+        for name, (_, value) in change.fields.items()
+        if name in ("superseded_by", "merged_into") and value
+    }
+    named = {c.claim_id: c for c in store.claims_by_ids(user, sorted(pointers))}
+    found = [_named(change, named) for change in found]
+    found += _replaced(store, user, claim)
+    found.sort(key=lambda change: change.at)
+    return found
+
+
+def _replaced(store: Store, user: str, claim: Claim) -> list[Change]:
+    """The history lines of the claims ``claim`` superseded or absorbed in a merge."""
+    events = store.events_naming(user, claim.claim_id)
+    seen = {event.claim_id for event in events}
+    older = store.claims_by_ids(
+        user, sorted(seen | set(store.claims_pointing_to(user, claim.claim_id)))
+    )
+    by_id = {other.claim_id: other for other in older}
+    for old in older:  # superseded before single writes were recorded
+        if old.claim_id not in seen:
+            events += [e for e in _with_legacy(old, []) if e.field == "superseded_by"]
+    found = []
+    for event in events:
+        other = by_id.get(event.claim_id)
+        if other is None:
+            continue
+        what = event.what if event.run is not None else "supersedes"
+        found.append(
+            Change(event.at, what, {}, event.run, event.run_kind, event.undone, other, "replaces")
+        )
+    return found
+
+
+def _named(change: Change, claims: dict[str, Claim]) -> Change:
+    """``change`` with the claim its new ``superseded_by`` or ``merged_into`` names."""
+    for name, relation in (("superseded_by", "by"), ("merged_into", "into")):
+        value = change.fields.get(name, (None, None))[1]
+        if value and value in claims:
+            return replace(change, other=claims[value], relation=relation)
+    return change
+
+
+def change_record(change: Change) -> dict[str, Any]:
+    """A history line as JSON (``claim history --json``)."""
+    return {
+        "at": change.at,
+        "what": change.what,
+        "changes": {
+            name: {"before": before, "after": after}
+            for name, (before, after) in change.fields.items()
+        },
+        "run": change.run,
+        "run_kind": change.run_kind,
+        "undone": change.undone,
+        "claim": (
+            {
+                "number": change.other.number,
+                "friendly_id": change.other.friendly_id,
+                "relation": change.relation,
+            }
+            if change.other is not None
+            else None
+        ),
+    }

@@ -1,0 +1,142 @@
+"""A claim as it was at a moment, and its history, on a real store: single writes recorded
+field by field (retract, restore, pin, a context added), a run that changed a claim and was
+undone later (its changes hold between the two moments), a claim superseded before writes
+were recorded (active until its ``valid_to``), and dates given to ``--as-of``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lsp_memory.errors import UserError
+from lsp_memory.model import ClaimStatus
+from lsp_memory.services.kernel.asof import as_of_moment, claim_then, history, status_since
+from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.store.sqlite import FieldChange, Store
+from tests.conftest import USER
+
+DAY = "2026-01-01T00:00:00.000000Z"
+
+
+def claim(store: Store, statement: str, **fields: object) -> str:
+    """A new claim of ``USER``, created on ``DAY``; its id."""
+    record = {"kind": "claim", "statement": statement, "created_at": DAY, **fields}
+    return add_record(store, record, user=USER).claims[0].claim_id
+
+
+def at(store: Store, claim_id: str, moment: str) -> tuple[str, float, bool] | None:
+    found = store.claim_by_uuid(USER, claim_id)
+    assert found is not None
+    then = claim_then(store, USER, found, moment)
+    return None if then is None else (then.status.value, then.confidence, then.pinned)
+
+
+def test_single_writes_are_recorded_and_undone_in_time(store: Store) -> None:
+    chess = claim(store, "I play chess on Sundays")
+    add_record(store, {"kind": "context", "name": "Games", "friendly_id": "games"}, user=USER)
+    store.set_pinned(USER, chess, True, "2026-02-01T00:00:00.000000Z")
+    store.set_status(USER, chess, ClaimStatus.RETRACTED, "2026-03-01T00:00:00.000000Z")
+    store.restore(USER, chess, "2026-04-01T00:00:00.000000Z")
+    games = store.context_by_friendly_id(USER, "games")
+    assert games is not None
+    store.link_context(USER, chess, games.context_id, True, "2026-05-01T00:00:00.000000Z")
+
+    assert at(store, chess, "2025-12-31T00:00:00.000000Z") is None
+    assert at(store, chess, "2026-01-15T00:00:00.000000Z") == ("active", 1.0, False)
+    assert at(store, chess, "2026-02-15T00:00:00.000000Z") == ("active", 1.0, True)
+    assert at(store, chess, "2026-03-15T00:00:00.000000Z") == ("retracted", 1.0, True)
+    assert at(store, chess, "2026-04-15T00:00:00.000000Z") == ("active", 1.0, True)
+    found = store.claim_by_uuid(USER, chess)
+    assert found is not None and found.contexts == ("games",)
+    april = claim_then(store, USER, found, "2026-04-15T00:00:00.000000Z")
+    assert april is not None and april.contexts == ()
+
+    lines = [(c.at[:10], c.what, dict(c.fields)) for c in history(store, USER, found)]
+    assert lines == [
+        ("2026-01-01", "created", {"status": (None, "active"), "confidence": (None, 1.0)}),
+        ("2026-02-01", "pinned", {"pinned": (False, True)}),
+        ("2026-03-01", "retracted", {"status": ("active", "retracted")}),
+        ("2026-04-01", "restored", {"status": ("retracted", "active")}),
+        ("2026-05-01", "added to a context", {"context": (None, "games")}),
+    ]
+    assert status_since(store, USER, found) == "2026-04-01T00:00:00.000000Z"
+
+
+def test_a_run_undone_later_holds_between_its_time_and_its_undoing(store: Store) -> None:
+    coffee = claim(store, "I like dark roast coffee", confidence=0.9)
+    row = store._db.execute("SELECT id FROM claims WHERE claim_id = ?", (coffee,)).fetchone()[0]
+    store.record_run(
+        USER,
+        kind="consolidate",
+        now="2026-02-01T00:00:00.000000Z",
+        created_at="2026-02-01T00:00:00.000000Z",
+        changes=[
+            FieldChange(row, "confidence", 0.9, 0.2, "decay"),
+            FieldChange(row, "status", "active", "deprecated", "below 0.3"),
+        ],
+    )
+    store.undo_run(USER, 1, "2026-03-01T00:00:00.000000Z")
+
+    assert at(store, coffee, "2026-01-15T00:00:00.000000Z") == ("active", 0.9, False)
+    assert at(store, coffee, "2026-02-15T00:00:00.000000Z") == ("deprecated", 0.2, False)
+    assert at(store, coffee, "2026-03-15T00:00:00.000000Z") == ("active", 0.9, False)
+    found = store.claim_by_uuid(USER, coffee)
+    assert found is not None
+    changes = history(store, USER, found)
+    assert [(c.at[:10], c.run, c.undone) for c in changes[1:]] == [
+        ("2026-02-01", 1, False),
+        ("2026-02-01", 1, False),
+        ("2026-03-01", 1, True),
+    ]
+    assert changes[-1].fields == {"status": ("deprecated", "active"), "confidence": (0.2, 0.9)}
+
+
+def test_a_claim_superseded_before_writes_were_recorded(store: Store) -> None:
+    new = claim(store, "I live in Berlin")
+    old = claim(
+        store,
+        "I live in Lyon",
+        status="superseded",
+        superseded_by=new,
+        valid_to="2026-06-01T00:00:00Z",
+    )
+    assert store._db.execute("SELECT count(*) FROM claim_writes").fetchone()[0] == 0
+    assert at(store, old, "2026-05-01T00:00:00.000000Z") == ("active", 1.0, False)
+    assert at(store, old, "2026-07-01T00:00:00.000000Z") == ("superseded", 1.0, False)
+    berlin = store.claim_by_uuid(USER, new)
+    assert berlin is not None
+    replaced = [c for c in history(store, USER, berlin) if c.other is not None]
+    assert [(c.at[:10], c.what, c.relation, c.other and c.other.statement) for c in replaced] == [
+        ("2026-06-01", "supersedes", "replaces", "I live in Lyon")
+    ]
+
+
+def test_a_supersede_is_recorded_with_its_fields(store: Store) -> None:
+    old, new = claim(store, "I live in Lyon"), claim(store, "I live in Berlin")
+    store.supersede(USER, [old], new, "2026-06-01T00:00:00.000000Z")
+    rows = store._db.execute("SELECT what, field, before, after FROM claim_writes ORDER BY id")
+    assert [(w, f, json.loads(b), json.loads(a)) for w, f, b, a in rows] == [
+        ("superseded", "status", "active", "superseded"),
+        ("superseded", "superseded_by", None, new),
+        ("superseded", "valid_to", None, "2026-06-01T00:00:00.000000Z"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("2026-03-01", "2026-03-01T23:59:59.999999Z"),
+        ("2026-03-01T09:30:00Z", "2026-03-01T09:30:00.000000Z"),
+        ("2026-03-01T09:30:00+02:00", "2026-03-01T07:30:00.000000Z"),
+        (" 2026-03-01T09:30 ", "2026-03-01T09:30:00.000000Z"),
+    ],
+)
+def test_as_of_dates(given: str, stored: str) -> None:
+    assert as_of_moment(given) == stored
+
+
+@pytest.mark.parametrize("given", ["yesterday", "", "2026-02-30", "2026-13-01", "10000-01-01"])
+def test_a_bad_as_of_date_is_one_line(given: str) -> None:
+    with pytest.raises(UserError, match=r"^not a date: .* \(give an ISO 8601 date or date-time"):
+        as_of_moment(given)
