@@ -21,6 +21,7 @@ from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
+from lsp_memory.services.editor.moves import MovePlanner
 from lsp_memory.services.editor.references import ReferenceFinder
 from lsp_memory.services.editor.rename import Renamer
 from lsp_memory.services.kernel import lineage
@@ -89,6 +90,9 @@ class Snapshot:
 
     def renamer(self) -> Renamer:
         return Renamer(self.resolver())
+
+    def mover(self) -> MovePlanner:
+        return MovePlanner(self.resolver())
 
     def annotator(self) -> Annotator:
         return Annotator(self.resolver())

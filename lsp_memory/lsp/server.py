@@ -27,6 +27,7 @@ from lsp_memory.lsp.features import (
     definition,
     diagnostics,
     document_links,
+    file_renames,
     highlights,
     hover,
     inlay_hints,
@@ -51,6 +52,7 @@ FEATURES = (
     symbols,
     references,
     rename,
+    file_renames,
     highlights,
     code_lens,
 )

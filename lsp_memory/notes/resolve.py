@@ -13,7 +13,7 @@ from lsp_memory.notes.derived import derived
 from lsp_memory.notes.noteset import ALIAS, NAME, PATH, TITLE, NoteSet, fold, index_keys
 from lsp_memory.notes.parse import loose_key
 
-__all__ = ["link_form", "resolve_link"]
+__all__ = ["link_form", "names_file", "resolve_link"]
 
 # An absolute target: "/x", "\\x" or a Windows drive ("C:/x", "c:\\x").
 _ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:[/\\]")
@@ -37,6 +37,21 @@ def link_form(note: Note, target: str) -> str | None:
         if folded in keys[step]:
             return form
     return None
+
+
+def names_file(note: Note, target: str) -> bool:
+    """Whether the link target ``target`` names ``note`` by its file — its vault path or
+    its file name, with or without the extension — and not also by one of its aliases."""
+    wanted = target.strip()
+    keys = index_keys(note)
+    folded = fold(wanted)
+    if folded in keys[ALIAS]:
+        return False
+    if "/" in wanted:
+        segments = _SEGMENT_SEPARATORS.split(wanted)
+        if "/".join(s for s in segments if s not in ("", ".")).casefold() in keys[PATH]:
+            return True
+    return folded in keys[NAME]
 
 
 def resolve_link(noteset: NoteSet, target: str, heading: str | None, root: str = "") -> NoteTarget:

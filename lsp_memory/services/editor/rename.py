@@ -59,7 +59,17 @@ from lsp_memory.services.editor.references import (
 )
 from lsp_memory.services.kernel.resolver import Resolver
 
-__all__ = ["BadName", "CannotRename", "Edit", "Move", "Plan", "Renameable", "Renamer"]
+__all__ = [
+    "BadName",
+    "CannotRename",
+    "Edit",
+    "Move",
+    "Plan",
+    "Renameable",
+    "Renamer",
+    "without_overlaps",
+    "writable",
+]
 
 _NOT_IN_TITLES = re.compile(r"[\[\]|#/\\\r\n\t\x00-\x1f]")
 _UNSAFE_IN_FILE_NAMES = re.compile(r'[<>:"|?*\x00-\x1f]')
@@ -194,7 +204,7 @@ class Renamer:
             if p.reference is not None
             and p.reference.kind is RefKind.ID
             and p.reference.target == old
-            and _writable(p.document)
+            and writable(p.document)
         )
         # Last: a store that refuses (locked, read-only) leaves nothing half done.
         self.resolver.store.rename(self.resolver.user, target.kind, old, new)
@@ -244,7 +254,7 @@ class Renamer:
             edits.append(_front_matter_title(own, spot.front_matter, spot.broken, title, note))
         for place in self.finder.find(note_target(note), documents):
             link = place.reference
-            if link is None or not _writable(place.document):
+            if link is None or not writable(place.document):
                 continue
             form = link_form(note, link.target)
             if form == "title":
@@ -259,7 +269,7 @@ class Renamer:
         if fields:
             # Last: a store that refuses (locked, read-only) leaves nothing half done.
             self.resolver.store.set_entity_fields(self.resolver.user, fields)
-        return Plan(_without_overlaps(edits), move, store_changed=bool(fields))
+        return Plan(without_overlaps(edits), move, store_changed=bool(fields))
 
     def _note_fields(self, note: Note, title: str, move: Move | None) -> dict[str, dict[str, Any]]:
         """The entities' ``note_ref`` fields naming the note, rewritten as its links are:
@@ -418,7 +428,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _writable(document: Document) -> bool:
+def writable(document: Document) -> bool:
     """Whether an edit can go to ``document``: an unsaved buffer, or a file that may be
     written (the generated record pages are read-only)."""
     path = document.path
@@ -432,7 +442,7 @@ def _writable(document: Document) -> bool:
     return bool(mode & 0o222) and os.access(path, os.W_OK)
 
 
-def _without_overlaps(edits: list[Edit]) -> tuple[Edit, ...]:
+def without_overlaps(edits: list[Edit]) -> tuple[Edit, ...]:
     """The edits by document and position, any that overlaps the one before it in the same
     document left out (a link inside the title heading goes with the title's edit)."""
 
