@@ -176,10 +176,13 @@ async def test_a_name_another_note_would_win_gets_the_path_form(
             ]
         )
     )
-    await asyncio.sleep(1.0)  # the rescan the event asks for
-    texts = applied(
-        editor, await will_rename(editor, (vault / "Old.md", vault / "archive" / "Old.md"))
-    )
+    move = (vault / "Old.md", vault / "archive" / "Old.md")
+    for _ in range(100):  # until the rescan the event asks for has indexed people/Old.md
+        edit = await will_rename(editor, move)
+        if edit is not None:
+            break
+        await asyncio.sleep(0.1)
+    texts = applied(editor, edit)
     assert texts["Other.md"].startswith(
         "Plain [[archive/Old]], labelled [[archive/Old|the old one]], anchored "
         "[[archive/Old#Intro]], block [[archive/Old#^blk]], embed ![[archive/Old]], "
@@ -245,7 +248,7 @@ async def test_after_the_rename_the_index_follows_at_once(
     vault = vault_of(tmp_path)
     text = "See [[New]].\n"
     async with opened(editor, text, (tmp_path / "prompt.md").as_uri()) as uri:
-        for _ in range(100):
+        for _ in range(200):
             found = editor.diagnostics.get(uri)
             if found:
                 break
@@ -262,7 +265,7 @@ async def test_after_the_rename_the_index_follows_at_once(
             )
         )
         # No file event is sent and the watched vault is rescanned unasked once a minute.
-        for _ in range(100):
+        for _ in range(200):
             if not editor.diagnostics.get(uri):
                 break
             await asyncio.sleep(0.05)

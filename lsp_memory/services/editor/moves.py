@@ -30,7 +30,9 @@ from pathlib import PurePosixPath
 
 from lsp_memory.model import Note, RefKind
 from lsp_memory.notes import VaultView, names_file
+from lsp_memory.notes.noteset import index_keys
 from lsp_memory.notes.parse import title_spot
+from lsp_memory.notes.resolve import target_keys
 from lsp_memory.notes.walk import NOTE_SUFFIXES
 from lsp_memory.services.editor.references import (
     Document,
@@ -82,9 +84,18 @@ class MovePlanner:
             after.append(vault.moved(put, gone) if gone else vault)
         if not moved:
             return None
-        targets = _targets(before, documents)
+        # Only a target that names a moved note by one of its names, before or after the
+        # move, can change what it names: the others are not resolved at all (resolving
+        # every distinct target of 10 000 notes twice took 0.3 s).
+        names: set[str] = set()
+        for (index, path), lands in moved.items():
+            names.update(*index_keys(before[index].notes[path]))
+            if lands is not None:
+                names.update(*index_keys(after[lands[0]].notes[lands[1]]))
         rewrites: dict[str, str] = {}
-        for target in targets:
+        for target in _targets(before, documents):
+            if names.isdisjoint(target_keys(target)):
+                continue
             old, _ = _find(before, target)
             if old is None:
                 continue  # unresolved before: not this rename's to mend
