@@ -40,7 +40,14 @@ from lsp_memory.services.editor.references import (
     ReferenceFinder,
     link_target_span,
 )
-from lsp_memory.services.editor.rename import Edit, Move, Plan, without_overlaps, writable
+from lsp_memory.services.editor.rename import (
+    Edit,
+    Move,
+    Plan,
+    note_stem,
+    without_overlaps,
+    writable,
+)
 from lsp_memory.services.kernel.resolver import Resolver
 
 __all__ = ["MovePlanner"]
@@ -174,7 +181,7 @@ def _best_form(target: str, after: Sequence[VaultView], note: tuple[int, str]) -
     else its path; with the extension when ``target`` had one."""
     path = note[1]
     with_extension = target.lower().endswith(NOTE_SUFFIXES)
-    written = path if with_extension else _without_suffix(path)
+    written = path if with_extension else note_stem(path)
     name = written.rpartition("/")[2]
     candidates = [written] if "/" in written else [name, f"./{written}"]
     if "/" not in target and "/" in written:
@@ -185,11 +192,3 @@ def _best_form(target: str, after: Sequence[VaultView], note: tuple[int, str]) -
         if found == note and (alone or "/" in candidate):
             return candidate
     return candidates[-1]
-
-
-def _without_suffix(path: str) -> str:
-    lowered = path.lower()
-    for suffix in NOTE_SUFFIXES:
-        if lowered.endswith(suffix):
-            return path[: -len(suffix)]
-    return path

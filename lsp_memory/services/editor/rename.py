@@ -67,6 +67,7 @@ __all__ = [
     "Plan",
     "Renameable",
     "Renamer",
+    "note_stem",
     "without_overlaps",
     "writable",
 ]
@@ -250,7 +251,7 @@ class Renamer:
             edits.append(Edit(Place(own, spot.start, spot.end), front_matter_scalar(title)))
         elif spot.source == "heading":
             edits.append(Edit(Place(own, spot.start, spot.end), title))
-        elif move is None or _stem(move.destination.name) != title:
+        elif move is None or note_stem(move.destination.name) != title:
             edits.append(_front_matter_title(own, spot.front_matter, spot.broken, title, note))
         for place in self.finder.find(note_target(note), documents):
             link = place.reference
@@ -328,9 +329,9 @@ class Renamer:
             shown = f"{folder}/{new_name}" if folder else new_name
             raise BadName(f"cannot rename the file of {note.path}: {shown} already exists")
         for vault in self.resolver.vaults:
-            other = vault.resolve(_stem(new_name)).note
+            other = vault.resolve(note_stem(new_name)).note
             if other is not None and other.key != note.key:
-                raise BadName(f"[[{_stem(new_name)}]] already names the note {other.path}")
+                raise BadName(f"[[{note_stem(new_name)}]] already names the note {other.path}")
         return Move(source, destination)
 
 
@@ -372,7 +373,7 @@ def follow_name(name: str, old_title: str, new_title: str) -> str | None:
     """The file name that follows ``new_title`` as ``name`` followed ``old_title``, or None
     when it did not follow it. ``Project Plan.md`` → ``New Title.md``; ``project-plan.md``
     → ``new-title.md``; ``project_plan.md`` → ``new_title.md``."""
-    stem = _stem(name)
+    stem = note_stem(name)
     suffix = name[len(stem) :]
     if stem == old_title:
         new_stem = _UNSAFE_IN_FILE_NAMES.sub("-", new_title)
@@ -405,14 +406,15 @@ def _front_matter_title(
 def _moved(written: str, form: str, new_name: str) -> str:
     """A link target by path or file name, made to name the renamed file: with or without
     the extension as it was written, in the same folder as written."""
-    leaf = new_name if written.lower().endswith(NOTE_SUFFIXES) else _stem(new_name)
+    leaf = new_name if written.lower().endswith(NOTE_SUFFIXES) else note_stem(new_name)
     if form == "path":
         cut = max(written.rfind("/"), written.rfind("\\"))
         return written[: cut + 1] + leaf
     return leaf
 
 
-def _stem(name: str) -> str:
+def note_stem(name: str) -> str:
+    """``name`` without its ``.md``/``.markdown`` ending (any case), if it has one."""
     lowered = name.lower()
     for suffix in NOTE_SUFFIXES:
         if lowered.endswith(suffix):
