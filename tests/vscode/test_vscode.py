@@ -491,7 +491,8 @@ def test_renaming_a_note_in_the_explorer_rewrites_the_links_to_it(
     dialog.locator(".monaco-button", has_text="OK").click()
     until((window.notes / "Renamed Note.md").exists, "the file renamed")
     # The edits go to linker.md's open editor, unsaved (files.autoSave is off here).
-    bench.open_file("linker.md")
+    bench.page.locator(".tab", has_text="linker.md").click()
+    bench.active_tab("linker.md")
     until(
         lambda: "See [[Renamed Note]] and [[Renamed Note#Part|its part]]." in bench.editor_lines(),
         "linker.md's links rewritten",
