@@ -23,6 +23,7 @@ from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
 from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.editor.mentions import Mentions
+from lsp_memory.services.editor.moves import MovePlanner
 from lsp_memory.services.editor.references import ReferenceFinder
 from lsp_memory.services.editor.related import Suggester
 from lsp_memory.services.editor.rename import Renamer
@@ -115,6 +116,9 @@ class Snapshot:
 
     def mentions(self) -> Mentions:
         return Mentions(self.vaults)
+
+    def mover(self) -> MovePlanner:
+        return MovePlanner(self.resolver())
 
     def annotator(self) -> Annotator:
         return Annotator(self.resolver())

@@ -20,6 +20,7 @@ from lsp_memory.services.editor.references import Document
 if TYPE_CHECKING:
     from lsp_memory.model import Reference
     from lsp_memory.services.editor.references import Place
+    from lsp_memory.services.editor.rename import Plan
 
 
 def open_document(documents: Mapping[str, TextDocument], uri: str) -> TextDocument | None:
@@ -111,6 +112,33 @@ def workspace_edit(
         changes.append(types.TextDocumentEdit(text_document=identifier, edits=list(found)))
     changes += after
     return types.WorkspaceEdit(document_changes=changes)
+
+
+def plan_edit(
+    plan: Plan,
+    places: Places,
+    capability: types.WorkspaceEditClientCapabilities,
+    versions: Mapping[str, int | None],
+) -> types.WorkspaceEdit:
+    """A rename's plan as the client can take it, its file rename after the text edits."""
+    by_uri: dict[str, list[types.TextEdit]] = {}
+    for edit in plan.edits:
+        text_edit = types.TextEdit(range=places.range(edit.place), new_text=edit.new_text)
+        by_uri.setdefault(places.uri(edit.place.document), []).append(text_edit)
+    after: list[FileOperation] = []
+    if plan.move is not None:
+        # Named as the edits name files, so the client sees one resource.
+        source = from_fs_path(str(plan.move.source)) or plan.move.source.as_uri()
+        destination = from_fs_path(str(plan.move.destination)) or plan.move.destination.as_uri()
+        after.append(
+            types.RenameFile(
+                old_uri=source,
+                new_uri=destination,
+                # Neither overwrite nor ignore: an existing file makes the client refuse.
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+            )
+        )
+    return workspace_edit(capability, by_uri, versions, after=after)
 
 
 def open_texts(documents: Mapping[str, TextDocument]) -> dict[str, str]:

@@ -46,6 +46,7 @@ TABLE: Mapping[str, Runs] = {
     types.INITIALIZED: WORKER,  # awaits the client's settings; builds and closes sessions
     types.WORKSPACE_DID_CHANGE_CONFIGURATION: WORKER,  # the same, on new settings
     types.WORKSPACE_DID_CHANGE_WATCHED_FILES: LOOP,  # wakes the indexing thread
+    types.WORKSPACE_DID_RENAME_FILES: LOOP,  # hands the moved paths to the indexing thread
     types.SHUTDOWN: LOOP,
     types.EXIT: LOOP,
     # pygls's own bookkeeping.
@@ -75,6 +76,7 @@ TABLE: Mapping[str, Runs] = {
     types.TEXT_DOCUMENT_CODE_LENS: WORKER,  # the document's context block
     types.TEXT_DOCUMENT_REFERENCES: WORKER,
     types.TEXT_DOCUMENT_RENAME: WORKER,
+    types.WORKSPACE_WILL_RENAME_FILES: WORKER,  # the links to the moved notes
     types.WORKSPACE_SYMBOL: WORKER,
     # Commands.
     "lspMemory.reindex": LOOP,  # wakes the indexing thread

@@ -8,7 +8,15 @@ resolves links among them; a :class:`VaultView` is one note set of it, what a re
 """
 
 from lsp_memory.notes.parse import MAX_NOTE_BYTES, parse_note
-from lsp_memory.notes.resolve import link_form
+from lsp_memory.notes.resolve import link_form, names_file
 from lsp_memory.notes.vault import ScanResult, Vault, VaultView
 
-__all__ = ["MAX_NOTE_BYTES", "ScanResult", "Vault", "VaultView", "link_form", "parse_note"]
+__all__ = [
+    "MAX_NOTE_BYTES",
+    "ScanResult",
+    "Vault",
+    "VaultView",
+    "link_form",
+    "names_file",
+    "parse_note",
+]

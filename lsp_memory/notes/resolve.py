@@ -13,7 +13,7 @@ from lsp_memory.notes.derived import derived
 from lsp_memory.notes.noteset import ALIAS, NAME, PATH, TITLE, NoteSet, fold, index_keys
 from lsp_memory.notes.parse import loose_key
 
-__all__ = ["link_form", "resolve_link"]
+__all__ = ["link_form", "names_file", "resolve_link", "target_keys"]
 
 # An absolute target: "/x", "\\x" or a Windows drive ("C:/x", "c:\\x").
 _ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:[/\\]")
@@ -27,16 +27,42 @@ def link_form(note: Note, target: str) -> str | None:
     resolution tries them; None when none does."""
     wanted = target.strip()
     keys = index_keys(note)
-    if "/" in wanted:
-        segments = _SEGMENT_SEPARATORS.split(wanted)
-        path = "/".join(s for s in segments if s not in ("", "."))
-        if path.casefold() in keys[PATH]:
-            return "path"
+    if "/" in wanted and _path_key(wanted) in keys[PATH]:
+        return "path"
     folded = fold(wanted)
     for step, form in ((TITLE, "title"), (ALIAS, "alias"), (NAME, "name")):
         if folded in keys[step]:
             return form
     return None
+
+
+def names_file(note: Note, target: str) -> bool:
+    """Whether the link target ``target`` names ``note`` by its file — its vault path or
+    its file name, with or without the extension — and not also by one of its aliases."""
+    wanted = target.strip()
+    keys = index_keys(note)
+    folded = fold(wanted)
+    if folded in keys[ALIAS]:
+        return False
+    if "/" in wanted and _path_key(wanted) in keys[PATH]:
+        return True
+    return folded in keys[NAME]
+
+
+def target_keys(target: str) -> frozenset[str]:
+    """Every key ``[[target]]`` is looked up by, whatever the step: a note none of whose
+    :func:`~lsp_memory.notes.noteset.index_keys` is among them cannot be what it names."""
+    wanted = target.strip()
+    keys = {fold(wanted)}
+    if "/" in wanted:
+        keys.add(_path_key(wanted))
+    return frozenset(keys)
+
+
+def _path_key(wanted: str) -> str:
+    """The path step's key of a target holding ``/``: ``.`` and empty segments dropped."""
+    segments = _SEGMENT_SEPARATORS.split(wanted)
+    return "/".join(s for s in segments if s not in ("", ".")).casefold()
 
 
 def resolve_link(noteset: NoteSet, target: str, heading: str | None, root: str = "") -> NoteTarget:
@@ -48,8 +74,7 @@ def resolve_link(noteset: NoteSet, target: str, heading: str | None, root: str =
         return NoteTarget(note=None, error=f"Outside the vault: {target}")
     lookups: list[tuple[int, str]] = []
     if "/" in wanted:
-        path = "/".join(s for s in segments if s not in ("", "."))
-        lookups.append((PATH, path.casefold()))
+        lookups.append((PATH, _path_key(wanted)))
     folded = fold(wanted)
     lookups += [(TITLE, folded), (ALIAS, folded), (NAME, folded)]
     for step, key in lookups:

@@ -90,6 +90,21 @@ class VaultView:
         """
         return resolve_link(self._noteset, target, heading, str(self.root))
 
+    def relative(self, path: Path) -> str | None:
+        """``path`` (absolute, or relative to the vault) as a vault-relative POSIX path;
+        None when it is outside the vault. The file need not exist."""
+        return self._folder.relative(path)
+
+    def admits(self, relative: str) -> bool:
+        """Whether a note at the vault-relative ``relative`` would be one of the vault's
+        notes (Markdown, not hidden, not excluded)."""
+        return self._folder.is_candidate(relative)
+
+    def moved(self, put: Mapping[str, Note], gone: Iterable[str]) -> VaultView:
+        """What this view would be with the notes of ``put`` at their paths and those at
+        ``gone`` removed: a file rename planned before it happens. The vault is unchanged."""
+        return VaultView(self.root, self._folder, self._noteset.updated(put, list(gone)))
+
     def note_at(self, path: Path) -> Note | None:
         """The note indexed for the file ``path`` (absolute, or relative to the vault), or
         None when it is outside the vault or not a note."""

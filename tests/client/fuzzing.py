@@ -41,14 +41,20 @@ KNOWN_DEFECTS: dict[str, str] = {}
 
 NOTIFICATION_PREFIXES = ("textDocument/did", "workspace/didChange", "notebookDocument/did", "$/")
 NOTIFICATIONS = frozenset(
-    {"initialized", "exit", "window/workDoneProgress/cancel", "workspace/didChangeWorkspaceFolders"}
+    {
+        "initialized",
+        "exit",
+        "window/workDoneProgress/cancel",
+        "workspace/didChangeWorkspaceFolders",
+        "workspace/didRenameFiles",
+    }
 )
 
 UNKNOWN_REQUESTS = (
     "textDocument/formatting",
     "textDocument/semanticTokens/full",
     "textDocument/documentSymbol",
-    "workspace/willRenameFiles",
+    "workspace/willDeleteFiles",
     "lspMemory/noSuchMethod",
     "lspMemory.search",  # a command's name used as a method
     "rpc.discover",
@@ -377,6 +383,14 @@ def templates(work: Path, vault: Path) -> dict[str, st.SearchStrategy[Any]]:
         [(work / "empty").as_uri(), vault.as_uri(), "file:///nonexistent/folder", "x"]
     )
     folders = st.lists(st.fixed_dictionaries({"uri": folder_uris, "name": small_text}), max_size=2)
+    renamed = st.one_of(uris, folder_uris)
+    renames = st.fixed_dictionaries(
+        {
+            "files": st.lists(
+                st.fixed_dictionaries({"oldUri": renamed, "newUri": renamed}), max_size=3
+            )
+        }
+    )
     return {
         "initialized": st.just({}),
         "textDocument/didOpen": st.fixed_dictionaries({"textDocument": opened}),
@@ -449,6 +463,8 @@ def templates(work: Path, vault: Path) -> dict[str, st.SearchStrategy[Any]]:
                 )
             }
         ),
+        "workspace/willRenameFiles": renames,
+        "workspace/didRenameFiles": renames,
         "workspace/didChangeWorkspaceFolders": st.fixed_dictionaries(
             {"event": st.fixed_dictionaries({"added": folders, "removed": folders})}
         ),

@@ -461,6 +461,53 @@ def test_remember_selection_replaces_it_with_the_new_claim(
     bench.clear_notifications()
 
 
+def test_renaming_a_note_in_the_explorer_rewrites_the_links_to_it(
+    window: Window, bench: Workbench
+) -> None:
+    """F2 on the note in the Explorer: VS Code asks the server (willRenameFiles) for the
+    edits that keep the links to it, asks the user (OK) and applies them to the open editor;
+    then tells the server the file moved (didRenameFiles): no "Note not found" follows."""
+    linker = window.notes / "linker.md"
+    linker.write_text("# Linker\n\nSee [[Rename Me]] and [[Rename Me#Part|its part]].\n", "utf-8")
+    bench.open_file("linker.md")
+    window.ready(claims=None, timeout=120)  # at once when the tests before have run
+    bench.page.keyboard.press("Control+Shift+M")
+    broken = bench.page.locator(".markers-panel .monaco-list-row[aria-label*='Rename Me']")
+    broken.first.wait_for()  # checked by the server before the note exists
+    (window.notes / "Rename Me.md").write_text("Text.\n\n## Part\n\nMore.\n", "utf-8")
+    until(lambda: broken.count() == 0, "the server to see Rename Me.md", timeout=10)
+    bench.hide_panel()
+    bench.palette("View: Show Explorer")
+    row = bench.page.locator(".explorer-folders-view .monaco-list-row", has_text="Rename Me.md")
+    row.click()
+    bench.page.keyboard.press("F2")
+    box = bench.page.locator(".explorer-folders-view .monaco-inputbox input")
+    box.wait_for()
+    box.fill("Renamed Note.md")
+    bench.page.keyboard.press("Enter")
+    # VS Code asks before applying an extension's edits to a file move.
+    dialog = bench.page.locator(".monaco-dialog-box", has_text="wants to make refactoring changes")
+    dialog.wait_for()
+    dialog.locator(".monaco-button", has_text="OK").click()
+    until((window.notes / "Renamed Note.md").exists, "the file renamed")
+    # The edits go to linker.md's open editor, unsaved (files.autoSave is off here).
+    bench.page.locator(".tab", has_text="linker.md").click()
+    bench.active_tab("linker.md")
+    until(
+        lambda: "See [[Renamed Note]] and [[Renamed Note#Part|its part]]." in bench.editor_lines(),
+        "linker.md's links rewritten",
+    )
+    bench.save()
+    assert linker.read_text(encoding="utf-8") == (
+        "# Linker\n\nSee [[Renamed Note]] and [[Renamed Note#Part|its part]].\n"
+    )
+    bench.page.keyboard.press("Control+Shift+M")
+    time.sleep(2)  # a stale "Note not found: Renamed Note" would show by now
+    assert not any("Renamed Note" in problem for problem in bench.problems())
+    bench.hide_panel()
+    bench.palette("View: Close Primary Side Bar")
+
+
 def output_text(bench: Workbench) -> str:
     bench.palette("lsp-memory: Show server output")
     panel = bench.page.locator(".part.panel")

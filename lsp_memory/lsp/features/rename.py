@@ -21,19 +21,17 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.uris import from_fs_path
 
 from lsp_memory.errors import StoreError
 from lsp_memory.lsp.convert import (
-    FileOperation,
     Places,
     as_document,
     as_documents,
     cursor_at,
     edit_capability,
-    workspace_edit,
+    plan_edit,
 )
-from lsp_memory.services.editor.rename import BadName, CannotRename, Plan
+from lsp_memory.services.editor.rename import BadName, CannotRename
 
 if TYPE_CHECKING:
     from lsp_memory.app import Snapshot
@@ -94,33 +92,6 @@ def register(server: MemoryServer) -> None:
                 return None
             if found.store_changed:
                 session.poke()
-            return _workspace_edit(found, places, capability, versions)
+            return plan_edit(found, places, capability, versions)
 
         return await session.run(plan)
-
-
-def _workspace_edit(
-    plan: Plan,
-    places: Places,
-    capability: types.WorkspaceEditClientCapabilities,
-    versions: dict[str, int | None],
-) -> types.WorkspaceEdit:
-    """The plan as the client can take it, the file rename after the text edits."""
-    by_uri: dict[str, list[types.TextEdit]] = {}
-    for edit in plan.edits:
-        text_edit = types.TextEdit(range=places.range(edit.place), new_text=edit.new_text)
-        by_uri.setdefault(places.uri(edit.place.document), []).append(text_edit)
-    after: list[FileOperation] = []
-    if plan.move is not None:
-        # Named as the edits name files, so the client sees one resource.
-        source = from_fs_path(str(plan.move.source)) or plan.move.source.as_uri()
-        destination = from_fs_path(str(plan.move.destination)) or plan.move.destination.as_uri()
-        after.append(
-            types.RenameFile(
-                old_uri=source,
-                new_uri=destination,
-                # Neither overwrite nor ignore: an existing file makes the client refuse.
-                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
-            )
-        )
-    return workspace_edit(capability, by_uri, versions, after=after)

@@ -18,7 +18,7 @@ afresh, so ranges match the file as it is now.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,10 +165,31 @@ class ReferenceFinder:
                     return True
             return False
 
+        return self._scan(names, may_name if notes else None, documents)
+
+    def links_to(self, targets: Collection[str], documents: Sequence[Document]) -> list[Place]:
+        """Every ``[[link]]`` token whose target is one of ``targets`` (as written, white
+        space around it dropped), in ``documents`` (open buffers) and the vaults' notes (from
+        disk, unless open), by document then position. A file is read only when its indexed
+        links hold one."""
+
+        def names(reference: Reference) -> bool:
+            return reference.kind is RefKind.NOTE and reference.target in targets
+
+        return self._scan(names, lambda note: any(names(link) for link in note.links), documents)
+
+    def _scan(
+        self,
+        names: Callable[[Reference], bool],
+        may_name: Callable[[Note], bool] | None,
+        documents: Sequence[Document],
+    ) -> list[Place]:
+        """The tokens ``names`` accepts in ``documents``, then (with ``may_name``) in the
+        notes it says may hold one, each read from disk unless open."""
         places: list[Place] = []
         for document in documents:
             places += _places(document, document.references(), names)
-        if not notes:
+        if may_name is None:
             return places
         opened = {os.path.realpath(d.path) for d in documents if d.path is not None}
         for note in self._notes():

@@ -63,7 +63,18 @@ from lsp_memory.services.editor.references import (
 )
 from lsp_memory.services.kernel.resolver import Resolver
 
-__all__ = ["BadName", "CannotRename", "Edit", "Move", "Plan", "Renameable", "Renamer"]
+__all__ = [
+    "BadName",
+    "CannotRename",
+    "Edit",
+    "Move",
+    "Plan",
+    "Renameable",
+    "Renamer",
+    "note_stem",
+    "without_overlaps",
+    "writable",
+]
 
 _NOT_IN_TITLES = re.compile(r"[\[\]|#/\\\r\n\t\x00-\x1f]")
 _UNSAFE_IN_FILE_NAMES = re.compile(r'[<>:"|?*\x00-\x1f]')
@@ -210,7 +221,7 @@ class Renamer:
             if p.reference is not None
             and p.reference.kind is RefKind.ID
             and p.reference.target == old
-            and _writable(p.document)
+            and writable(p.document)
         )
         # Last: a store that refuses (locked, read-only) leaves nothing half done.
         self.resolver.store.rename(self.resolver.user, target.kind, old, new)
@@ -276,11 +287,11 @@ class Renamer:
                 and link.heading is not None
                 and link.heading[1:].strip() == old
                 and link.heading.startswith("^")
-                and _writable(place.document)
+                and writable(place.document)
             ):
                 first, last = _link_block_span(link)
                 edits.append(Edit(Place(place.document, first, last, link), new))
-        return Plan(_without_overlaps(edits))
+        return Plan(without_overlaps(edits))
 
     def _rename_note(
         self, note: Note, new_name: str, documents: Sequence[Document], *, move_files: bool
@@ -305,11 +316,11 @@ class Renamer:
             edits.append(Edit(Place(own, spot.start, spot.end), front_matter_scalar(title)))
         elif spot.source == "heading":
             edits.append(Edit(Place(own, spot.start, spot.end), title))
-        elif move is None or _stem(move.destination.name) != title:
+        elif move is None or note_stem(move.destination.name) != title:
             edits.append(_front_matter_title(own, spot.front_matter, spot.broken, title, note))
         for place in self.finder.find(note_target(note), documents):
             link = place.reference
-            if link is None or not _writable(place.document):
+            if link is None or not writable(place.document):
                 continue
             form = link_form(note, link.target)
             if form == "title":
@@ -324,7 +335,7 @@ class Renamer:
         if fields:
             # Last: a store that refuses (locked, read-only) leaves nothing half done.
             self.resolver.store.set_entity_fields(self.resolver.user, fields)
-        return Plan(_without_overlaps(edits), move, store_changed=bool(fields))
+        return Plan(without_overlaps(edits), move, store_changed=bool(fields))
 
     def _note_fields(self, note: Note, title: str, move: Move | None) -> dict[str, dict[str, Any]]:
         """The entities' ``note_ref`` fields naming the note, rewritten as its links are:
@@ -383,9 +394,9 @@ class Renamer:
             shown = f"{folder}/{new_name}" if folder else new_name
             raise BadName(f"cannot rename the file of {note.path}: {shown} already exists")
         for vault in self.resolver.vaults:
-            other = vault.resolve(_stem(new_name)).note
+            other = vault.resolve(note_stem(new_name)).note
             if other is not None and other.key != note.key:
-                raise BadName(f"[[{_stem(new_name)}]] already names the note {other.path}")
+                raise BadName(f"[[{note_stem(new_name)}]] already names the note {other.path}")
         return Move(source, destination)
 
 
@@ -436,7 +447,7 @@ def follow_name(name: str, old_title: str, new_title: str) -> str | None:
     """The file name that follows ``new_title`` as ``name`` followed ``old_title``, or None
     when it did not follow it. ``Project Plan.md`` → ``New Title.md``; ``project-plan.md``
     → ``new-title.md``; ``project_plan.md`` → ``new_title.md``."""
-    stem = _stem(name)
+    stem = note_stem(name)
     suffix = name[len(stem) :]
     if stem == old_title:
         new_stem = _UNSAFE_IN_FILE_NAMES.sub("-", new_title)
@@ -469,14 +480,15 @@ def _front_matter_title(
 def _moved(written: str, form: str, new_name: str) -> str:
     """A link target by path or file name, made to name the renamed file: with or without
     the extension as it was written, in the same folder as written."""
-    leaf = new_name if written.lower().endswith(NOTE_SUFFIXES) else _stem(new_name)
+    leaf = new_name if written.lower().endswith(NOTE_SUFFIXES) else note_stem(new_name)
     if form == "path":
         cut = max(written.rfind("/"), written.rfind("\\"))
         return written[: cut + 1] + leaf
     return leaf
 
 
-def _stem(name: str) -> str:
+def note_stem(name: str) -> str:
+    """``name`` without its ``.md``/``.markdown`` ending (any case), if it has one."""
     lowered = name.lower()
     for suffix in NOTE_SUFFIXES:
         if lowered.endswith(suffix):
@@ -492,7 +504,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _writable(document: Document) -> bool:
+def writable(document: Document) -> bool:
     """Whether an edit can go to ``document``: an unsaved buffer, or a file that may be
     written (the generated record pages are read-only)."""
     path = document.path
@@ -506,7 +518,7 @@ def _writable(document: Document) -> bool:
     return bool(mode & 0o222) and os.access(path, os.W_OK)
 
 
-def _without_overlaps(edits: list[Edit]) -> tuple[Edit, ...]:
+def without_overlaps(edits: list[Edit]) -> tuple[Edit, ...]:
     """The edits by document and position, any that overlaps the one before it in the same
     document left out (a link inside the title heading goes with the title's edit)."""
 
