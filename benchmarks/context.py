@@ -42,11 +42,11 @@ from benchmarks.common import (
     arguments,
     emit,
     lsp_memory_command,
-    mcp_session,
     percentile,
     proc_status,
     start_report,
 )
+from benchmarks.ingest import first_answer
 from benchmarks.server_corpus import Prepared, prepare_in
 from benchmarks.server_suites import idle_server
 
@@ -248,16 +248,6 @@ def summary(runs: list[tuple[float, float]]) -> dict[str, Any]:
     }
 
 
-async def mcp_first_answer(env: dict[str, str]) -> float:
-    """Seconds from spawning ``lsp-memory mcp`` to its first ``search_memory`` answer."""
-    started = time.perf_counter()
-    async with mcp_session(env) as session:
-        result = await session.call_tool("search_memory", {"query": "morning routine"})
-        took = time.perf_counter() - started
-        assert not result.is_error, result.content
-    return took
-
-
 def processes(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
     """Issue 24's whole processes: search, build-context, claim add (superseding), and MCP
     spawn to first answer, each timed from spawn to exit."""
@@ -279,7 +269,7 @@ def processes(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, A
         added.append(run_timed([*command, "claim", "add", statement], env))
     found["claim_add"] = summary(added)
     before = os.times()
-    spawns = [asyncio.run(mcp_first_answer(env)) for _ in range(MCP_SPAWNS)]
+    spawns = [asyncio.run(first_answer(env)) for _ in range(MCP_SPAWNS)]
     after = os.times()
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system
