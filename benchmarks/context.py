@@ -16,10 +16,18 @@ automatic retrieval, on 100k claims + 10k notes (the server benchmark's corpus).
 
 Run: ``.venv/bin/python -m benchmarks.context --cache build/bench-server`` (the corpus is
 shared with ``benchmarks.server``; built on first use).
+
+With ``--processes`` (issue 24's whole-process rows), only the processes, each timed from
+spawn to exit with its CPU seconds (user + system, from ``wait4``: on a shared machine the
+wall time follows the load, the CPU time much less): ``search`` and ``build-context`` as
+above, ``claim add`` of a statement that supersedes (this writes ``CLI_RUNS`` claims into the
+corpus's store: run it on a copy), and ``lsp-memory mcp`` spawned by the SDK's client until
+its first ``search_memory`` answer. Medians; targets 1 s, and 1.5 s for MCP.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -38,6 +46,7 @@ from benchmarks.common import (
     proc_status,
     start_report,
 )
+from benchmarks.ingest import first_answer
 from benchmarks.server_corpus import Prepared, prepare_in
 from benchmarks.server_suites import idle_server
 
@@ -208,9 +217,85 @@ def cold(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
     }
 
 
+MCP_SPAWNS = 5
+SUPERSEDING = ("I live in {city}", "My favourite tea is {tea}")
+CITIES = ("Lyon", "Berlin", "Oslo", "Porto", "Lima", "Kyoto", "Quito")
+
+
+def run_timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run ``command`` to its end: wall seconds and CPU seconds (user + system)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command[2:])} failed: {errors.strip()[-400:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def summary(runs: list[tuple[float, float]]) -> dict[str, Any]:
+    walls = [wall for wall, _ in runs]
+    return {
+        "runs": len(runs),
+        "median_s": round(statistics.median(walls), 3),
+        "min_s": round(min(walls), 3),
+        "max_s": round(max(walls), 3),
+        "cpu_median_s": round(statistics.median(cpu for _, cpu in runs), 3),
+    }
+
+
+def processes(prepared: Prepared, prompts: list[str], work: Path) -> dict[str, Any]:
+    """Issue 24's whole processes: search, build-context, claim add (superseding), and MCP
+    spawn to first answer, each timed from spawn to exit."""
+    env = prepared.env()
+    command = lsp_memory_command("--vault", str(prepared.vault))
+    found: dict[str, Any] = {}
+    found["search"] = summary([run_timed([*command, "search", q], env) for q in SEARCHES])
+    built = []
+    for index in range(CLI_RUNS):
+        path = work / f"cli-{index}.md"
+        path.write_text(prompts[index % len(prompts)], encoding="utf-8")
+        built.append(run_timed([*command, "build-context", str(path)], env))
+    found["build_context"] = summary(built)
+    added = []
+    for index in range(CLI_RUNS):
+        statement = SUPERSEDING[index % 2].format(
+            city=CITIES[index % len(CITIES)], tea=("sencha", "oolong", "rooibos")[index % 3]
+        )
+        added.append(run_timed([*command, "claim", "add", statement], env))
+    found["claim_add"] = summary(added)
+    before = os.times()
+    spawns = [asyncio.run(first_answer(env)) for _ in range(MCP_SPAWNS)]
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    found["mcp_first_answer"] = {
+        "runs": len(spawns),
+        "median_s": round(statistics.median(spawns), 3),
+        "min_s": round(min(spawns), 3),
+        "max_s": round(max(spawns), 3),
+        "cpu_mean_s": round(cpu / len(spawns), 3),
+    }
+    return found
+
+
+def print_processes(report: dict[str, Any]) -> None:
+    for name, row in report["processes"].items():
+        print(f"{name}: {json.dumps(row)}")
+    print(f"load average at the end: {report['load_average_at_end']}")
+
+
 def main() -> int:
     parser = arguments(__doc__, seed=True, claims=100_000, notes=10_000, samples=300)
     parser.add_argument("--cache", type=Path, help="the corpus folder (shared with server.py)")
+    parser.add_argument(
+        "--processes", action="store_true", help="only issue 24's whole processes (see above)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     report = start_report("context", parameters=vars(args))
@@ -221,6 +306,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="lsp-memory-context-run-") as folder:
         work = Path(folder)
         report["corpus_reused"] = prepared.reused
+        if args.processes:
+            report["processes"] = processes(prepared, prompts, work)
+            emit(report, as_json=args.json, table=print_processes, began=started)
+            return 0
         report["warm"] = warm(prepared, prompts, args.samples, work)
         report["cli"] = cold(prepared, prompts, work)
     emit(report, as_json=args.json, table=print_context, began=started)

@@ -20,21 +20,12 @@ import threading
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_memory.app.snapshot import Snapshot
 from lsp_memory.config import Config
 from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
-from lsp_memory.notes.files import NoteFiles
-from lsp_memory.services.conversations.ingest import Ingester
-from lsp_memory.services.conversations.recall import Conversations, RecallCache
-from lsp_memory.services.kernel.tokens import count_claims
-from lsp_memory.services.memory.classify import Classifier
-from lsp_memory.services.memory.consolidate import Consolidation
-from lsp_memory.services.memory.interchange import ImportSummary, export_records, import_records
-from lsp_memory.services.memory.records import Records
-from lsp_memory.services.memory.review import Review
 from lsp_memory.services.retrieval.embedding import VECTOR_FILE, VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
 from lsp_memory.services.retrieval.search import HybridSearch, search_records
@@ -42,6 +33,19 @@ from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
 from lsp_memory.store.vectors import Embedder, TextEmbedder, VectorCache
+
+if TYPE_CHECKING:
+    from lsp_memory.notes.files import NoteFiles
+    from lsp_memory.services.conversations.ingest import Ingester
+    from lsp_memory.services.conversations.recall import Conversations, RecallCache
+    from lsp_memory.services.memory.classify import Classifier
+    from lsp_memory.services.memory.consolidate import Consolidation
+    from lsp_memory.services.memory.interchange import ImportSummary
+    from lsp_memory.services.memory.records import Records
+    from lsp_memory.services.memory.review import Review
+
+# Every service but the indexes' is imported where it is built (as in ``snapshot``): a
+# command line process imports what its command uses, not every room of ``services``.
 
 __all__ = ["App", "IndexReport", "Snapshot"]
 
@@ -76,6 +80,25 @@ EMBED_AT_ONCE = 256
 """The most documents a command embeds before answering; more wait for ``index``."""
 
 
+class _ModelAhead(threading.Thread):
+    """The embedding model loading in a thread: ``loaded`` is the model, or what the load
+    raised, once the thread has ended."""
+
+    def __init__(self, model: Path | None) -> None:
+        # Not a daemon: the interpreter waits for it at exit. A daemon thread still inside
+        # onnxruntime when the process ends aborts it ("terminate called without an
+        # active exception", exit 134: a `claim add` that needed no vector).
+        super().__init__(name="lsp-memory model")
+        self.model = model
+        self.loaded: TextEmbedder | BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.loaded = Embedder.load(self.model)
+        except BaseException as error:  # raised again in the thread that asks for it
+            self.loaded = error
+
+
 class App:
     """Services for one user over one store, each opened on first use."""
 
@@ -84,11 +107,18 @@ class App:
         self.background = background
         self.warnings: list[str] = []
         self._cache_warned = False
-        self.recalls = RecallCache()  # passive recall made ahead, for this process's blocks
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.Lock()
         self._scanned = background  # a background thread scans the vaults, not the reads
+        self._model_ahead: _ModelAhead | None = None
+
+    @cached_property
+    def recalls(self) -> RecallCache:
+        """Passive recall made ahead, for this process's blocks."""
+        from lsp_memory.services.conversations.recall import RecallCache
+
+        return RecallCache()
 
     @property
     def store(self) -> Store:
@@ -183,7 +213,26 @@ class App:
             from lsp_memory.store.embedhelper import RemoteEmbedder
 
             return RemoteEmbedder.start(self.config.model, idle_seconds=idle)
+        ahead = self._model_ahead
+        if ahead is not None:
+            ahead.join()
+            self._model_ahead = None
+            if isinstance(ahead.loaded, BaseException):
+                raise ahead.loaded
+            if ahead.loaded is not None:
+                return ahead.loaded
         return Embedder.load(self.config.model)
+
+    def load_model_ahead(self) -> None:
+        """Start loading the embedding model in a thread, for a command line process that
+        will search by meaning: onnxruntime builds its session (0.3–0.4 s) while the vaults
+        are scanned and the full-text index opened. ``vectors`` takes it when first asked
+        (a load that failed raises there, as it would have). Nothing happens when the model
+        runs in a helper process (``background``), or once the vector side is open."""
+        if self.background or self._model_ahead is not None or "vectors" in self.__dict__:
+            return
+        self._model_ahead = _ModelAhead(self.config.model)
+        self._model_ahead.start()
 
     @property
     def loaded_vectors(self) -> VectorSide | None:
@@ -204,6 +253,8 @@ class App:
         """Count the tokens of the claims that have no count yet (new or edited ones, every
         claim of a store just migrated), so that a context's, tag's or domain's hover reads
         its kept size whole; how many were counted (0 when the store is read-only)."""
+        from lsp_memory.services.kernel.tokens import count_claims
+
         try:
             return count_claims(self.store)
         except UserError:
@@ -294,12 +345,16 @@ class App:
         self, data: bytes, *, source: str, progress: Callable[[str, int, int], None] | None = None
     ) -> ImportSummary:
         """Import a JSONL file's records for this user, all or none (``import``)."""
+        from lsp_memory.services.memory.interchange import import_records
+
         return import_records(
             self.store, data, user=self.config.user, source=source, progress=progress
         )
 
     def export_records(self) -> Iterator[str]:
         """This user's records as JSONL lines (``export``)."""
+        from lsp_memory.services.memory.interchange import export_records
+
         return export_records(self.store, self.config.user)
 
     def search_records(self, query: str, **options: Any) -> list[dict[str, Any]]:
@@ -311,6 +366,8 @@ class App:
     def records(self) -> Records:
         """Single-record writes (claim add, context add, retract) on this thread's store,
         without scanning the vaults as a snapshot would."""
+        from lsp_memory.services.memory.records import Records
+
         return Records(
             self.store,
             self.config.user,
@@ -322,6 +379,8 @@ class App:
     def note_files(self) -> NoteFiles:
         """The vaults' note files, read and written one at a time, never outside a vault
         (the MCP server's note tools); a write is read again by its vault."""
+        from lsp_memory.notes.files import NoteFiles
+
         return NoteFiles(self.vaults)
 
     def _write_vectors(self) -> VectorSide | None:
@@ -333,6 +392,8 @@ class App:
         """The claim classifier: the configured command, if any, else the built-in one; its
         warnings join ``warnings`` (the command line prints them), or in the language server
         (``background``) go to the log, since nothing there reads ``warnings`` again."""
+        from lsp_memory.services.memory.classify import Classifier
+
         return Classifier(
             self.config.classifier_command,
             timeout_s=self.config.classifier_timeout_s,
@@ -342,11 +403,15 @@ class App:
     def consolidation(self) -> Consolidation:
         """Consolidation and its undoing for this user, with the vector side (in the language
         server, the indexing thread's: only that thread runs it)."""
+        from lsp_memory.services.memory.consolidate import Consolidation
+
         side = self.loaded_vectors if self.background else self.vectors
         return Consolidation(self.store, self.config.user, side, decay=self.config.decay)
 
     def review(self) -> Review:
         """This user's review items and decisions, with the configured ``review_command``."""
+        from lsp_memory.services.memory.review import Review
+
         return Review(
             self.store,
             self.config.user,
@@ -357,6 +422,8 @@ class App:
     def ingester(self) -> Ingester:
         """Conversation ingestion for this user: episodes, their references, extraction
         (the configured ``extractor_command``, if any), claims written like ``claim add``."""
+        from lsp_memory.services.conversations.ingest import Ingester
+
         return Ingester(
             self.store,
             self.config.user,
@@ -369,6 +436,8 @@ class App:
 
     def conversations(self) -> Conversations:
         """This user's conversations."""
+        from lsp_memory.services.conversations.recall import Conversations
+
         return Conversations(
             self.store, self.config.user, lambda: self.snapshot().resolver(), self.recalls
         )

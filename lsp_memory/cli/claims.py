@@ -12,10 +12,15 @@ from lsp_memory.errors import UserError
 from lsp_memory.model import Claim, ClaimStatus
 from lsp_memory.services.kernel.asof import change_record
 from lsp_memory.services.kernel.claim_form import claim_record
+from lsp_memory.services.memory.supersede import rule_for
 
 
 def cmd_claim_add(app: App, args: argparse.Namespace) -> int:
-    records = app.records()
+    records = app.records()  # opens the store first: one that cannot be written fails here
+    if not args.no_supersede and (
+        args.type is None or rule_for(args.type, app.config.supersede) in ("similar", "person")
+    ):
+        app.load_model_ahead()  # the statement's vector, for supersede's cosine test
     claim = records.add_claim(
         args.text,
         claim_type=args.type,

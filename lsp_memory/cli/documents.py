@@ -118,6 +118,7 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.services.block import referenced_lines
 
     document = read_text(args.file)
+    app.load_model_ahead()  # the semantic tier's query vector
     app.refresh_indexes()
     warn(app)
     options: dict[str, Any] = {

@@ -32,6 +32,8 @@ def cmd_index(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_search(app: App, args: argparse.Namespace) -> int:
+    if args.mode != "bm25":
+        app.load_model_ahead()  # the query's vector: loaded while the indexes are brought up
     app.refresh_indexes()
     warn(app)
     rows = app.search_records(

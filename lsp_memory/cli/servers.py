@@ -18,6 +18,10 @@ def cmd_serve(_app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(app: App, args: argparse.Namespace) -> int:
+    # The model (for search_memory, remember's supersede) loads while the MCP SDK is imported
+    # (~0.9 s of CPU, mostly its pydantic types): onnxruntime releases the interpreter while
+    # it builds its session, so on two cores the two overlap.
+    app.load_model_ahead()
     from lsp_memory.mcp.http import settings_from
     from lsp_memory.mcp.server import serve
 

@@ -173,7 +173,7 @@ class Vault(VaultView):
         """
         started = time.perf_counter()
         warnings: list[str] = []
-        with collector_paused():
+        with collector_paused(keep=self._first_scan):
             loaded = self._load_saved(warnings)
             files: list[str] = []
             found = self._folder.walk(warnings, files)

@@ -895,10 +895,9 @@ class VectorIndex:
         if rows.size == 0:
             return []
         scores = _dot(base.exact(rows), unit)
-        ids = base.ids
-        return [
-            (score, ids[row]) for score, row in zip(scores.tolist(), rows.tolist(), strict=True)
-        ]
+        # Only these rows' ids are decoded: all 117k of them took a command line process's
+        # one search ~60–100 ms.
+        return list(zip(scores.tolist(), base.ids_of(rows.tolist()), strict=True))
 
     def search(
         self,

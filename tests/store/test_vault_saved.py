@@ -162,3 +162,28 @@ def test_an_unwritable_cache_folder_only_costs_the_saving(root: Path, tmp_path: 
     vault = Vault(root, saved=blocker / "v.scan")
     result = vault.scan()
     assert result.added == ("a.md", "sub/b.md")
+
+
+def test_a_first_scan_s_notes_are_left_out_of_the_cycle_collector_s_passes(
+    root: Path, tmp_path: Path
+) -> None:
+    """The notes of a first scan live as long as the process: they are frozen out of the
+    cycle collector's reach (its next passes examined them all again, ~0.2 s of CPU after
+    10 000 notes); later scans freeze nothing, and the collector runs again after each."""
+    import gc
+
+    saved = tmp_path / "scan"
+    Vault(root, saved=saved).scan()
+    gc.unfreeze()
+    vault = Vault(root, saved=saved)
+    try:
+        vault.scan()
+        frozen = gc.get_freeze_count()
+        assert frozen > 0 and gc.isenabled()
+        note = vault.notes["a.md"]
+        assert not any(found is note for found in gc.get_objects())  # frozen ones are not
+        write(root, "c.md", "# Gamma\n")
+        vault.scan()
+        assert gc.get_freeze_count() <= frozen and gc.isenabled()  # some freed since
+    finally:
+        gc.unfreeze()

@@ -185,3 +185,22 @@ def test_a_drain_writes_the_file_anew_once_enough_changed(
     assert second.vectors is not None and second.vectors.index.changes == 0
     assert dense(second) == expected
     second.close()
+
+
+def test_a_full_rebuild_of_unchanged_texts_writes_the_file_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index --full`` finds every vector in the cache (nothing to embed) but stamps every
+    document anew: the file is written again, so the next process has no overlay to read."""
+    first = indexed(tmp_path)
+    side = first.vectors
+    assert side is not None and side.index.base is not None
+    before = side.index.base.stamp.generation
+    monkeypatch.setattr(embedding, "REWRITE_AT_LEAST", 0)
+    report = first.keeper.index(full=True)
+    assert report.embedded == 0
+    assert side.index.base is not None and side.index.base.stamp.generation > before
+    first.close()
+    second = make_app(tmp_path)
+    assert second.vectors is not None and second.vectors.index.changes == 0
+    second.close()

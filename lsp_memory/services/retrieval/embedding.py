@@ -234,6 +234,8 @@ class VectorSide:
             done += len(entries)
             if progress is not None:
                 progress(done, total)
-        if done:
-            self.compact()
+        # Also when nothing needed embedding: a status-only change (a full rebuild of the
+        # same texts, a consolidation) moves every row past the file's generation, and each
+        # later process would read them all back from the vector cache (8 s at 117k rows).
+        self.compact()
         return done
