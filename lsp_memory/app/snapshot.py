@@ -20,6 +20,7 @@ from lsp_memory.notes import VaultView
 from lsp_memory.services.conversations.recall import Conversations
 from lsp_memory.services.editor.annotate import Annotator
 from lsp_memory.services.editor.completion import Completer
+from lsp_memory.services.editor.counts import LinkCounts
 from lsp_memory.services.editor.describe import Describer
 from lsp_memory.services.editor.references import ReferenceFinder
 from lsp_memory.services.editor.rename import Renamer
@@ -86,6 +87,9 @@ class Snapshot:
 
     def references(self) -> ReferenceFinder:
         return ReferenceFinder(self.resolver())
+
+    def link_counts(self) -> LinkCounts:
+        return LinkCounts(self.references())
 
     def renamer(self) -> Renamer:
         return Renamer(self.resolver())

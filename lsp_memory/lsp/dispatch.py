@@ -73,6 +73,8 @@ TABLE: Mapping[str, Runs] = {
     # Whole-memory work.
     types.TEXT_DOCUMENT_CODE_ACTION: WORKER,  # the document's checks
     types.TEXT_DOCUMENT_CODE_LENS: WORKER,  # the document's context block
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: WORKER,  # resolves every reference
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: WORKER,
     types.TEXT_DOCUMENT_REFERENCES: WORKER,
     types.TEXT_DOCUMENT_RENAME: WORKER,
     types.WORKSPACE_SYMBOL: WORKER,
@@ -87,6 +89,7 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.createNote": WORKER,  # writes a file
     "lspMemory.pinClaim": WORKER,  # writes a claim
     "lspMemory.unpinClaim": WORKER,
+    "lspMemory.showReferences": WORKER,  # reads the files that link a note
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

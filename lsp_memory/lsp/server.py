@@ -33,6 +33,7 @@ from lsp_memory.lsp.features import (
     lifecycle,
     references,
     rename,
+    semantic_tokens,
     symbols,
 )
 from lsp_memory.lsp.framing import serve_stream
@@ -53,6 +54,7 @@ FEATURES = (
     rename,
     highlights,
     code_lens,
+    semantic_tokens,
 )
 """Every capability module, registered in this order."""
 
