@@ -13,6 +13,7 @@ export const SERVER_COMMANDS = {
   review: "lspMemory.review",
   status: "lspMemory.status",
   createNote: "lspMemory.createNote",
+  showReferences: "lspMemory.showReferences",
 } as const;
 
 /** The server's commands that write to the memory: the counts change after them. */
@@ -127,4 +128,24 @@ export function isContextBlock(value: unknown): value is ContextBlock {
   if (typeof value !== "object" || value === null) return false;
   const block = value as Record<string, unknown>;
   return typeof block.markdown === "string" && typeof block.tokens === "number";
+}
+
+/** A location as LSP writes it: what `lspMemory.showReferences` answers a list of. */
+export interface LspLocation {
+  uri: string;
+  range: LspRange;
+}
+
+/** Whether a server answer is a list of locations. */
+export function isLocations(value: unknown): value is LspLocation[] {
+  return (
+    Array.isArray(value) &&
+    value.every((item) => {
+      const place = item as Record<string, unknown> | null;
+      const range = place?.range as Record<string, unknown> | null | undefined;
+      return (
+        typeof place?.uri === "string" && typeof range?.start === "object" && typeof range.end === "object"
+      );
+    })
+  );
 }

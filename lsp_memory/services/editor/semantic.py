@@ -5,7 +5,9 @@ Every reference token becomes one or more ``Token``s (string offsets of the docu
 across a line): its kind — claim, context, entity, tag, domain, note, or the ``#Heading`` /
 ``#^block`` anchor of a link — and its state: ``deprecated`` for a claim that is no longer
 current (retracted, superseded, merged, deprecated), ``unresolved`` for a reference that names
-nothing (a link whose note exists but whose heading does not: its anchor alone).
+nothing (a link whose note exists but whose heading does not: its anchor alone). What the
+checks call a mention — an ``@word`` without ``_`` that names nothing (a person's handle in
+a note), a ``#N`` above every claim number (an issue number) — is no reference: no token.
 
 Fast on a long document: the same written reference is classified once per request, and
 what a record reference is (it depends on the store alone) is remembered per store
@@ -68,7 +70,7 @@ def tokens(
     ``lines[1]``."""
     store, user = resolver.store, resolver.user
     # (kind, target) → (kind, modifiers) of a record reference, kept while the store is.
-    records: dict[tuple[RefKind, str], tuple[str, int]] = store.remembered(
+    records: dict[tuple[RefKind, str], tuple[str, int] | None] = store.remembered(
         ("semantic tokens", user), dict
     )
     links: dict[tuple[str, str | None], tuple[int, int]] = {}
@@ -85,15 +87,23 @@ def tokens(
             continue
         record = (reference.kind, reference.target)
         if record not in records:
-            records[record] = _record(reference, resolver.resolve(reference, members=False))
-        kind, modifiers = records[record]
-        found.append(Token(line, reference.offset, reference.end, kind, modifiers))
+            records[record] = _record(reference, resolver)
+        state = records[record]
+        if state is not None:
+            found.append(Token(line, reference.offset, reference.end, *state))
     return found
 
 
-def _record(reference: Reference, resolution: Resolution) -> tuple[str, int]:
-    """The kind and modifiers of an ``@id``, ``#N`` or ``@memory:`` reference."""
-    if resolution.error is not None:  # names nothing: what it was written as
+def _record(reference: Reference, resolver: Resolver) -> tuple[str, int] | None:
+    """The kind and modifiers of an ``@id``, ``#N`` or ``@memory:`` reference; None for a
+    mention."""
+    resolution = resolver.resolve(reference, members=False)
+    if resolution.error is not None:  # names nothing: what it was written as, or a mention
+        if reference.kind is RefKind.ID and "_" not in reference.target:
+            return None
+        number = reference.claim_number if reference.kind is RefKind.NUMBER else None
+        if number is not None and number > resolver.store.last_claim_number(resolver.user):
+            return None
         return CLAIM, UNRESOLVED
     if resolution.kind == "claim" and resolution.claims:
         live = resolution.claims[0].status in LIVE_STATUSES
