@@ -48,6 +48,24 @@ def prepare(work: Path) -> tuple[Path, Path]:
     return store, vault
 
 
+def nvim_env(tmp_path: Path, store: Path, **paths: Path) -> dict[str, str]:
+    """A headless Neovim's environment in ``tmp_path``: the server's store and user, and
+    ``LSP_MEMORY_NVIM_<NAME>`` for each of ``paths`` (``doc=…``: LSP_MEMORY_NVIM_DOC)."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "LSP_MEMORY_STORE": str(store),
+        "LSP_MEMORY_USER": USER,
+        "PYTHONPATH": str(ROOT),
+        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
+        **{f"LSP_MEMORY_NVIM_{name.upper()}": str(path) for name, path in paths.items()},
+    }
+
+
 def nvim_or_skip() -> str:
     found = shutil.which("nvim")
     if found is not None:

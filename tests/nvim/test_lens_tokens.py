@@ -14,13 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import USER
-from tests.nvim.test_headless import prepare, run_checks
+from tests.nvim.test_headless import nvim_env, prepare, run_checks
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -72,19 +70,6 @@ def test_neovim_strikes_a_superseded_claim_through_and_shows_reference_counts(
     (vault / "lsp-memory.toml").write_text("# the vault's root\n", encoding="utf-8")
     doc = vault / "token-check.md"
     doc.write_text(NOTE, encoding="utf-8")
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_ALICE": str(vault / "alice.md"),
-    }
+    env = nvim_env(tmp_path, store, doc=doc, alice=vault / "alice.md")
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
     run_checks([*command, "-c", f"luafile {SCRIPT}"], env, MIN_PASSES)
