@@ -153,11 +153,18 @@ async def test_a_count_follows_an_open_notes_unsaved_links(client: LanguageClien
 
 
 async def test_show_references_refuses_bad_arguments(client: LanguageClient) -> None:
-    for arguments in ([], ["file:///nowhere.md", {"line": 0}], [ALICE.as_uri(), "top"]):
-        with pytest.raises(JsonRpcInvalidParams):
+    """Each with one line saying what is wrong, never an internal error."""
+    cases = [
+        ([], "arguments: a document URI"),
+        ([ALICE.as_uri(), "top"], "arguments: a document URI"),
+        (["file:///nowhere.md", {"line": 0}], "file:///nowhere.md is not open"),
+    ]
+    for arguments, message in cases:
+        with pytest.raises(JsonRpcInvalidParams) as raised:
             await client.workspace_execute_command_async(
                 types.ExecuteCommandParams(command="lspMemory.showReferences", arguments=arguments)
             )
+        assert message in str(raised.value), raised.value
 
 
 TOKENS = """\
