@@ -154,7 +154,7 @@ async def test_a_count_follows_an_open_notes_unsaved_links(client: LanguageClien
 
 async def test_show_references_refuses_bad_arguments(client: LanguageClient) -> None:
     """Each with one line saying what is wrong, never an internal error."""
-    cases = [
+    cases: list[tuple[list[Any], str]] = [
         ([], "arguments: a document URI"),
         ([ALICE.as_uri(), "top"], "arguments: a document URI"),
         (["file:///nowhere.md", {"line": 0}], "file:///nowhere.md is not open"),
