@@ -9,26 +9,9 @@
 
 local TIMEOUT_MS = 20000
 
-local function out(line)
-  io.stdout:write(line .. '\n')
-  io.stdout:flush()
-end
-
-local failures = 0
-local function check(name, ok, detail)
-  if ok then
-    out('PASS ' .. name)
-  else
-    failures = failures + 1
-    out('FAIL ' .. name .. ' ' .. vim.inspect(detail))
-  end
-end
-
-local function env(name)
-  local value = os.getenv(name)
-  assert(value, name .. ' is not set')
-  return value
-end
+local here = debug.getinfo(1, 'S').source:sub(2):match('(.*/)') or './'
+local checks = dofile(here .. 'checks.lua')
+local out, check, env = checks.out, checks.check, checks.env
 
 local function wait_for(condition)
   return vim.wait(TIMEOUT_MS, condition, 20)
@@ -138,7 +121,6 @@ end
 
 local ok, err = pcall(main)
 if not ok then
-  failures = failures + 1
-  out('FAIL script error ' .. tostring(err))
+  check('script error', false, tostring(err))
 end
-vim.cmd((failures == 0) and 'qa!' or 'cq 1')
+vim.cmd((checks.failures == 0) and 'qa!' or 'cq 1')

@@ -86,20 +86,7 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
     store, vault = prepare(tmp_path)
     doc = vault / "headless.md"
     doc.write_text(NOTE, encoding="utf-8")
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_VAULT": str(vault),
-    }
+    env = nvim_env(tmp_path, store, doc=doc, vault=vault)
     run_checks([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"], env)
 
 

@@ -8,12 +8,9 @@ Without ``nvim`` on PATH the test is skipped, unless ``LSP_MEMORY_REQUIRE_NVIM=1
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-from tests.conftest import USER
-from tests.nvim.test_headless import nvim_or_skip, prepare, run_checks
+from tests.nvim.test_headless import nvim_env, nvim_or_skip, prepare, run_checks
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -47,22 +44,7 @@ def test_the_plugin_drives_the_server(tmp_path: Path) -> None:
     (other / "sub" / "b.md").write_text("# B\n", encoding="utf-8")
     help_dir = tmp_path / "help"
     help_dir.mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "LSP_MEMORY_STORE": str(store),
-        "LSP_MEMORY_USER": USER,
-        "PYTHONPATH": str(ROOT),
-        "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_VAULT": str(vault),
-        "LSP_MEMORY_NVIM_OTHER": str(other),
-        "LSP_MEMORY_NVIM_HELP": str(help_dir),
-    }
+    env = nvim_env(tmp_path, store, doc=doc, vault=vault, other=other, help=help_dir)
     # What a user's `set rtp+=…` does.
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
     run_checks([*command, "-c", f"luafile {SCRIPT}"], env, MIN_PASSES)
