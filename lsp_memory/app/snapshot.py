@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from lsp_memory.services.conversations.recall import Conversations
     from lsp_memory.services.editor.annotate import Annotator
     from lsp_memory.services.editor.completion import Completer
+    from lsp_memory.services.editor.counts import LinkCounts
     from lsp_memory.services.editor.describe import Describer
     from lsp_memory.services.editor.mentions import Mentions
     from lsp_memory.services.editor.moves import MovePlanner
@@ -121,6 +122,11 @@ class Snapshot:
         from lsp_memory.services.editor.references import ReferenceFinder
 
         return ReferenceFinder(self.resolver())
+
+    def link_counts(self) -> LinkCounts:
+        from lsp_memory.services.editor.counts import LinkCounts
+
+        return LinkCounts(self.references())
 
     def renamer(self) -> Renamer:
         from lsp_memory.services.editor.rename import Renamer

@@ -211,3 +211,28 @@ class Places:
 
     def location(self, place: Place) -> types.Location:
         return types.Location(uri=self.uri(place.document), range=self.range(place))
+
+
+class LineUnits:
+    """Client columns of pieces of one document's lines, from string offsets: each line's
+    start is found once, and a line of ASCII (one unit a character in every encoding) is
+    never measured."""
+
+    def __init__(self, doc: TextDocument) -> None:
+        self._lines = doc.lines
+        self._codec = doc.position_codec
+        starts = [0]
+        for text in self._lines:
+            starts.append(starts[-1] + len(text))
+        self._starts = starts
+
+    def columns(self, line: int, start: int, end: int) -> tuple[int, int]:
+        """The client column of string offset ``start`` on ``line`` and the length in client
+        units of ``start``..``end`` (both on that line)."""
+        text = self._lines[line]
+        column = start - self._starts[line]
+        if text.isascii():
+            return column, end - start
+        units = self._codec.client_num_units
+        before = units(text[:column])
+        return before, units(text[: column + end - start]) - before

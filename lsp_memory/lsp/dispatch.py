@@ -74,6 +74,8 @@ TABLE: Mapping[str, Runs] = {
     # Whole-memory work.
     types.TEXT_DOCUMENT_CODE_ACTION: WORKER,  # the document's checks; related notes by meaning
     types.TEXT_DOCUMENT_CODE_LENS: WORKER,  # the document's context block
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: WORKER,  # resolves every reference
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: WORKER,
     types.TEXT_DOCUMENT_REFERENCES: WORKER,
     types.TEXT_DOCUMENT_RENAME: WORKER,
     types.WORKSPACE_WILL_RENAME_FILES: WORKER,  # the links to the moved notes
@@ -91,6 +93,7 @@ TABLE: Mapping[str, Runs] = {
     "lspMemory.unpinClaim": WORKER,
     "lspMemory.addBlockId": WORKER,  # may read the note's file, then asks the client to edit
     "lspMemory.unlinkedMentions": WORKER,  # reads the notes that may mention a note
+    "lspMemory.showReferences": WORKER,  # reads the files that link a note
 }
 
 _running: contextvars.ContextVar[Runs | None] = contextvars.ContextVar("running", default=None)

@@ -35,6 +35,7 @@ from lsp_memory.lsp.features import (
     mentions,
     references,
     rename,
+    semantic_tokens,
     symbols,
 )
 from lsp_memory.lsp.framing import serve_stream
@@ -57,6 +58,7 @@ FEATURES = (
     highlights,
     code_lens,
     mentions,
+    semantic_tokens,
 )
 """Every capability module, registered in this order."""
 

@@ -13,7 +13,7 @@ from lsp_memory.notes.derived import derived
 from lsp_memory.notes.noteset import ALIAS, NAME, PATH, TITLE, NoteSet, fold, index_keys
 from lsp_memory.notes.parse import loose_key
 
-__all__ = ["link_form", "names_file", "resolve_link", "target_keys"]
+__all__ = ["heading_named", "link_form", "names_file", "resolve_link", "target_keys"]
 
 # An absolute target: "/x", "\\x" or a Windows drive ("C:/x", "c:\\x").
 _ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:[/\\]")
@@ -150,3 +150,8 @@ def _find_heading(note: Note, heading: str) -> Heading | None:
     if "#" in heading:
         return _find_heading(note, heading.rsplit("#", 1)[1])
     return None
+
+
+def heading_named(note: Note, heading: str) -> Heading | None:
+    """The heading of ``note`` that ``[[note#heading]]`` names, as resolution finds it."""
+    return _find_heading(note, heading)

@@ -63,9 +63,10 @@ async def client(
 
 
 def takes_refreshes(lsp_client: LanguageClient) -> list[str]:
-    """Answer the server's ``workspace/codeLens/refresh`` and ``workspace/inlayHint/refresh``
-    as the recorded editors that announce them do (the test client refuses unknown requests
-    and fails the test); returns what was asked, in order."""
+    """Answer the server's ``workspace/codeLens/refresh``, ``workspace/inlayHint/refresh`` and
+    ``workspace/semanticTokens/refresh`` as the recorded editors that announce them do (the
+    test client refuses unknown requests and fails the test); returns what was asked, in
+    order."""
     asked: list[str] = []
 
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)  # type: ignore[untyped-decorator]
@@ -75,6 +76,10 @@ def takes_refreshes(lsp_client: LanguageClient) -> list[str]:
     @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)  # type: ignore[untyped-decorator]
     def hints_again(_: None) -> None:
         asked.append("inlay hints")
+
+    @lsp_client.feature(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH)  # type: ignore[untyped-decorator]
+    def tokens_again(_: None) -> None:
+        asked.append("semantic tokens")
 
     return asked
 

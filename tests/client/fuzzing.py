@@ -422,6 +422,10 @@ def templates(work: Path, vault: Path) -> dict[str, st.SearchStrategy[Any]]:
         ),
         "textDocument/rename": st.fixed_dictionaries({**where, "newName": small_text}),
         "textDocument/codeLens": st.fixed_dictionaries({"textDocument": document}),
+        "textDocument/semanticTokens/full": st.fixed_dictionaries({"textDocument": document}),
+        "textDocument/semanticTokens/range": st.fixed_dictionaries(
+            {"textDocument": document, "range": ranges}
+        ),
         "textDocument/documentLink": st.fixed_dictionaries({"textDocument": document}),
         "textDocument/inlayHint": st.fixed_dictionaries(
             {"textDocument": document, "range": ranges}
@@ -546,6 +550,10 @@ def command_params(uris: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, 
                     "bogus": garbage,
                 },
             ),
+        ).map(list),
+        "lspMemory.showReferences": st.tuples(
+            uris,
+            st.fixed_dictionaries({"line": st.integers(-1, 2**31), "character": st.integers(0, 5)}),
         ).map(list),
         "lspMemory.review": st.one_of(
             st.just([]),

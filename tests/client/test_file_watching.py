@@ -178,7 +178,8 @@ async def test_lenses_and_hints_are_asked_for_again_when_the_memory_changes(
 ) -> None:
     """Lenses asked for before the first index sync ended got none: the server asks the
     editor to ask again once it has, and whenever notes or records change — where the
-    editor takes that request (VS Code for lenses, Neovim 0.11 for hints; 0.7 neither)."""
+    editor takes that request (VS Code for lenses and tokens, Neovim 0.11 for hints
+    and semantic tokens; 0.7 none)."""
     refreshed: list[str] = client.refreshed  # type: ignore[attr-defined]
     capabilities = client.capabilities or types.ClientCapabilities()
     workspace = capabilities.workspace or types.WorkspaceClientCapabilities()
@@ -187,6 +188,8 @@ async def test_lenses_and_hints_are_asked_for_again_when_the_memory_changes(
         expected.append("code lenses")
     if workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
         expected.append("inlay hints")
+    if workspace.semantic_tokens is not None and workspace.semantic_tokens.refresh_support:
+        expected.append("semantic tokens")
     assert await within(5, lambda: set(refreshed) >= set(expected)), refreshed
     assert sorted(set(refreshed)) == sorted(expected), refreshed
     refreshed.clear()

@@ -20,7 +20,7 @@ def test_headless_neovim_completes_blocks_and_hovers_an_embed(tmp_path: Path) ->
     (vault / "blocks.md").write_text(BLOCKS, encoding="utf-8")
     doc = vault / "blocks-prompt.md"
     doc.write_text(PROMPT, encoding="utf-8")
-    env = nvim_env(tmp_path, store, vault, doc)
+    env = nvim_env(tmp_path, store, doc=doc, vault=vault)
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"]
     run_checks(command, env, min_passes=8)
     # The server asked the editor to edit; Neovim changed its buffer, not the file.

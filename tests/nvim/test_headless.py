@@ -51,9 +51,9 @@ def prepare(work: Path) -> tuple[Path, Path]:
     return store, vault
 
 
-def nvim_env(tmp_path: Path, store: Path, vault: Path, doc: Path) -> dict[str, str]:
-    """The environment of a headless Neovim check: its own home and XDG folders in
-    ``tmp_path``, the server on ``store``, and the note ``doc`` of ``vault`` to open."""
+def nvim_env(tmp_path: Path, store: Path, **paths: Path) -> dict[str, str]:
+    """A headless Neovim's environment in ``tmp_path``: the server's store and user, and
+    ``LSP_MEMORY_NVIM_<NAME>`` for each of ``paths`` (``doc=…``: LSP_MEMORY_NVIM_DOC)."""
     return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path / "home"),
@@ -65,8 +65,7 @@ def nvim_env(tmp_path: Path, store: Path, vault: Path, doc: Path) -> dict[str, s
         "LSP_MEMORY_USER": USER,
         "PYTHONPATH": str(ROOT),
         "LSP_MEMORY_NVIM_PYTHON": sys.executable,
-        "LSP_MEMORY_NVIM_DOC": str(doc),
-        "LSP_MEMORY_NVIM_VAULT": str(vault),
+        **{f"LSP_MEMORY_NVIM_{name.upper()}": str(path) for name, path in paths.items()},
     }
 
 
@@ -90,7 +89,7 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
     store, vault = prepare(tmp_path)
     doc = vault / "headless.md"
     doc.write_text(NOTE, encoding="utf-8")
-    env = nvim_env(tmp_path, store, vault, doc)
+    env = nvim_env(tmp_path, store, doc=doc, vault=vault)
     run_checks([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"], env)
 
 

@@ -46,11 +46,7 @@ def test_the_plugin_drives_the_server(tmp_path: Path) -> None:
     (other / "sub" / "b.md").write_text("# B\n", encoding="utf-8")
     help_dir = tmp_path / "help"
     help_dir.mkdir()
-    env = {
-        **nvim_env(tmp_path, store, vault, doc),
-        "LSP_MEMORY_NVIM_OTHER": str(other),
-        "LSP_MEMORY_NVIM_HELP": str(help_dir),
-    }
+    env = nvim_env(tmp_path, store, doc=doc, vault=vault, other=other, help=help_dir)
     # What a user's `set rtp+=…` does.
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
     run_checks([*command, "-c", f"luafile {SCRIPT}"], env, MIN_PASSES)

@@ -239,6 +239,44 @@ def test_backlinks_follow_resolution_and_skip_self_links(tmp_path: Path) -> None
     assert links == [("a.md", "[[TARGET.md]]"), ("b.md", "[[T]]"), ("b.md", "[[T#Part]]")]
 
 
+def test_backlinks_follow_unsaved_edits_as_a_full_rebuild_gives_them(tmp_path: Path) -> None:
+    """Editing open notes (no title, alias or path changed) updates the reverse links from
+    the previous note set's; each step gives what building them all again gives."""
+    from lsp_memory.notes.vault import _all_links, _reverse_links
+
+    write(tmp_path, "target.md", "# Target\n\n## Part\n")
+    write(tmp_path, "b.md", "[[Target]] and [[c]]")
+    write(tmp_path, "c.md", "nothing yet")
+    vault = scanned(tmp_path)
+    assert [n.path for n, _ in vault.backlinks("target.md")] == ["b.md"]
+    edits = [
+        ("c.md", "[[Target#Part]] then [[Target]]"),
+        ("b.md", "now [[c]] only"),
+        ("c.md", "[[b]] and [[Target]]"),
+        ("target.md", "# Target\n\n## Part\n\nSelf: [[Target]] and [[b]]\n"),
+    ]
+    for path, text in edits:
+        vault.update_text(tmp_path / path, text)
+        noteset = vault.view()._noteset
+        assert _reverse_links(noteset) == _all_links(noteset), (path, text)
+    links = [(n.path, link.text) for n, link in vault.backlinks("target.md")]
+    assert links == [("c.md", "[[Target]]")]
+    assert [n.path for n, _ in vault.backlinks("b.md")] == ["c.md", "target.md"]
+
+
+def test_an_unchanged_buffer_publishes_no_new_note_set(tmp_path: Path) -> None:
+    """Opening a note (its buffer the file's text) keeps the note set, and with it what was
+    derived from it (the reverse links: ~0.5 s to build again on 10 000 notes)."""
+    write(tmp_path, "a.md", "# A\n[[b]]\n")
+    write(tmp_path, "b.md", "# B\n")
+    vault = scanned(tmp_path)
+    before = vault.view().notes["a.md"]
+    vault.update_text(tmp_path / "a.md", "# A\n[[b]]\n")
+    assert vault.view().notes["a.md"] is before
+    vault.update_text(tmp_path / "a.md", "# A\n[[b]] edited\n")
+    assert vault.view().notes["a.md"] is not before
+
+
 # Attachments and blocks (as Obsidian resolves them) -------------------------------------------
 
 

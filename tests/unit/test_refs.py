@@ -474,3 +474,11 @@ def test_nothing_inside_an_obsidian_comment_is_a_reference() -> None:
     assert found(text, markdown=True) == [(NOTE, "Seen"), (ID, "after"), (NOTE, "Also seen")]
     assert in_code(text, text.index("Hidden")) and in_code(text, len(text) - 2)
     assert found("a %% [[b]] %% c", markdown=False) == [(NOTE, "b")]  # Markdown only
+
+
+def test_a_documents_parse_is_kept_for_the_next_request_on_the_same_text() -> None:
+    """After a keystroke the editor asks several things of one text: it is parsed once."""
+    text = "See @leaf_ctx and [[Note]].\n" * 3
+    first = parse_document(text, "markdown")
+    assert parse_document(text, "markdown") is first
+    assert parse_document(text, "plaintext") is not first  # parsed as plain text

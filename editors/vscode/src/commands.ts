@@ -15,7 +15,9 @@ import {
   SERVER_COMMANDS,
   WRITE_COMMANDS,
   isContextBlock,
+  isLocations,
   type ContextBlock,
+  type LspLocation,
   type LspRange,
   type RememberResult,
   type ReviewItem,
@@ -212,6 +214,28 @@ export function mentionItems(mentions: readonly UnlinkedMention[]): MentionItem[
   }));
 }
 
+/** A position or range of LSP as VS Code's: both count UTF-16 code units here. */
+function vscodeRange(range: LspRange): vscode.Range {
+  return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+}
+
+/** What a reference-count code lens's `lspMemory.showReferences` (a note's URI, the lens's
+ * position) answered, in VS Code's references view: `editor.action.showReferences` takes
+ * VS Code's own values, which a server cannot send. */
+export async function showReferences(args: unknown[], found: readonly LspLocation[]): Promise<void> {
+  const where = args[1] as { line?: unknown } | undefined;
+  if (typeof args[0] !== "string" || typeof where?.line !== "number") return;
+  const locations = found.map(
+    (place) => new vscode.Location(vscode.Uri.parse(place.uri), vscodeRange(place.range)),
+  );
+  await vscode.commands.executeCommand(
+    "editor.action.showReferences",
+    vscode.Uri.parse(args[0]),
+    new vscode.Position(where.line, 0),
+    locations,
+  );
+}
+
 // -- the commands -----------------------------------------------------------------------------
 
 export class Commands {
@@ -377,6 +401,8 @@ export class Commands {
       await showContextBlock(result, this.contexts, source);
     } else if (command === SERVER_COMMANDS.rememberSelection && isRemembered(result)) {
       await showRemembered(result, args[2] === true);
+    } else if (command === SERVER_COMMANDS.showReferences && isLocations(result)) {
+      await showReferences(args, result);
     }
   }
 

@@ -14,6 +14,7 @@ export const SERVER_COMMANDS = {
   status: "lspMemory.status",
   createNote: "lspMemory.createNote",
   unlinkedMentions: "lspMemory.unlinkedMentions",
+  showReferences: "lspMemory.showReferences",
 } as const;
 
 /** `lspMemory.unlinkedMentions` → one entry a mention of the note in another note: where it
@@ -139,4 +140,24 @@ export function isContextBlock(value: unknown): value is ContextBlock {
   if (typeof value !== "object" || value === null) return false;
   const block = value as Record<string, unknown>;
   return typeof block.markdown === "string" && typeof block.tokens === "number";
+}
+
+/** A location as LSP writes it: what `lspMemory.showReferences` answers a list of. */
+export interface LspLocation {
+  uri: string;
+  range: LspRange;
+}
+
+/** Whether a server answer is a list of locations. */
+export function isLocations(value: unknown): value is LspLocation[] {
+  return (
+    Array.isArray(value) &&
+    value.every((item) => {
+      const place = item as Record<string, unknown> | null;
+      const range = place?.range as Record<string, unknown> | null | undefined;
+      return (
+        typeof place?.uri === "string" && typeof range?.start === "object" && typeof range.end === "object"
+      );
+    })
+  );
 }

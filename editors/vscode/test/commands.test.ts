@@ -33,7 +33,7 @@ import {
   type UnlinkedMention,
 } from "../src/protocol";
 import { NotRunning, type ServerManager } from "../src/server";
-import { Position, Selection, TextEditor, Uri, makeDocument, reset, state } from "./vscode";
+import { Location, Position, Range, Selection, TextEditor, Uri, makeDocument, reset, state } from "./vscode";
 
 const block: ContextBlock = {
   budget: 1500,
@@ -195,6 +195,32 @@ describe("the context block", () => {
     await commands.runServerCommand("lspMemory.reindex", [], () => ({ status: "started" }));
     expect(state.opened).toHaveLength(1);
     expect(written).not.toHaveBeenCalled();
+  });
+});
+
+describe("reference counts", () => {
+  test("a count lens's locations open VS Code's references view, in VS Code's values", async () => {
+    const { commands } = fakeServer();
+    const note = "file:///notes/alice.md";
+    const found = [
+      {
+        uri: "file:///notes/plan.md",
+        range: { start: { line: 2, character: 4 }, end: { line: 2, character: 19 } },
+      },
+    ];
+    const next = vi.fn((_command: string, _args: unknown[]) => found);
+    await commands.runServerCommand("lspMemory.showReferences", [note, { line: 8, character: 0 }], next);
+    expect(state.executed).toHaveLength(1);
+    const { command, args } = state.executed[0]!;
+    expect(command).toBe("editor.action.showReferences");
+    const [uri, position, locations] = args as [Uri, Position, Location[]];
+    expect(uri).toBeInstanceOf(Uri);
+    expect(uri.toString()).toBe(note);
+    expect(position).toEqual(new Position(8, 0));
+    expect(locations).toHaveLength(1);
+    expect(locations[0]).toBeInstanceOf(Location);
+    expect(locations[0]!.uri.toString()).toBe("file:///notes/plan.md");
+    expect(locations[0]!.range).toEqual(new Range(2, 4, 2, 19));
   });
 });
 

@@ -113,6 +113,13 @@ export class Uri {
 }
 
 /** A glob relative to a folder. */
+export class Location {
+  constructor(
+    readonly uri: Uri,
+    readonly range: Range,
+  ) {}
+}
+
 export class RelativePattern {
   readonly baseUri: Uri;
   constructor(

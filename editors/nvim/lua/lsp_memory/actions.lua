@@ -85,6 +85,26 @@ local function register()
   return vim.fn.has('clipboard') == 1 and '+' or '"'
 end
 
+--- What a reference-count code lens ("N references" on a note's title or heading) runs,
+--- through vim.lsp.codelens.run(): the server's lspMemory.showReferences answers the links'
+--- locations, which go to the quickfix list (opened), as vim.lsp.buf.references() does.
+--- `command` is the lens's command, `ctx` has its client_id and bufnr.
+function M.show_references(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if client == nil then
+    return
+  end
+  execute(client, ctx.bufnr, command.command, command.arguments, function(result)
+    if type(result) ~= 'table' or vim.tbl_isempty(result) then
+      notify('no links to this note or heading')
+      return
+    end
+    local items = vim.lsp.util.locations_to_items(result, client.offset_encoding)
+    vim.fn.setqflist({}, ' ', { title = 'lsp-memory: ' .. command.title, items = items })
+    vim.cmd('botright copen')
+  end)
+end
+
 --- :LspMemoryBuildContext [budget]: the current note's context block in a scratch buffer,
 --- also yanked to a register; the size and the warnings echoed.
 function M.build_context(opts)

@@ -153,6 +153,8 @@ function M.setup(user)
     desc = 'lsp-memory: attach notes to the language server of their vault',
   })
   create_commands()
+  -- A reference-count lens runs this client-side: its locations go to the quickfix list.
+  vim.lsp.commands['lspMemory.showReferences'] = actions.show_references
   -- Notes opened before setup() ran (a lazily loaded plugin) are attached now.
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     clients.attach(bufnr)
