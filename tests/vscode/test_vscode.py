@@ -5,8 +5,9 @@ Chromium as a user drives it (``workbench.py``). The tests run in order in one w
 completion for ``@``, ``#`` and ``[[`` (the text the accepted item leaves in the editor, and
 where the next typed word lands), hover, go to definition (the record page, the note), a broken
 ``[[link]]`` in the Problems panel and its "Create note" fix, the code lens, the commands from
-the palette (Build context, Search memory, Remember selection, Restart server), the language
-status item, a folder that is not a notes folder, the errors a user meets (the server program
+the palette (Build context, Search memory, Remember selection, Restart server), a file renamed
+in the Explorer, "Link to [[Title]]" on an unlinked mention, a superseded claim struck
+through, the language status item, a folder that is not a notes folder, the errors a user meets (the server program
 missing, a server that keeps crashing, one that cannot start: one message each), and an
 untrusted folder, served once trusted.
 
@@ -506,6 +507,56 @@ def test_renaming_a_note_in_the_explorer_rewrites_the_links_to_it(
     assert not any("Renamed Note" in problem for problem in bench.problems())
     bench.hide_panel()
     bench.palette("View: Close Primary Side Bar")
+
+
+def test_a_mention_is_linked_and_a_superseded_claim_struck_through(
+    window: Window, bench: Workbench
+) -> None:
+    """A note's title written in the text gets the code action "Link to [[Title]]" (an
+    unlinked mention), whose edit links it; a reference to a superseded claim is drawn
+    struck through (semantic tokens: its ``deprecated`` modifier)."""
+    page = window.notes / "mentions.md"
+    page.write_text(
+        "# Mentions\n\nLedgers: @alpha_postgres_old_0d3e\nRead the Reading List this winter.\n",
+        "utf-8",
+    )
+    bench.open_file("mentions.md")
+    window.ready(claims=None, timeout=120)
+    # Monaco draws a token whose style strikes it through with the class mtks.
+    struck = bench.page.locator(
+        ".editor-group-container.active .view-line span.mtks", has_text="alpha_postgres_old"
+    )
+    struck.first.wait_for()
+    bench.go_to(4, 12)  # in "Reading List"
+    action = bench.page.locator(
+        ".action-widget .monaco-list-row", has_text="Link to [[Reading List]]"
+    ).first
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(3):  # the menu now and then opens before the server's answer: ask again
+        bench.page.keyboard.press("Control+.")
+        with suppress(PlaywrightTimeout):
+            action.wait_for(timeout=5000)
+            break
+        bench.page.keyboard.press("Escape")
+    action.wait_for()
+    bench.shot(
+        "vscode-mentions",
+        bench.page.locator(".editor-group-container.active div.title"),
+        bench.page.locator(".editor-group-container.active .view-line", has_text="Ledgers"),
+        action,
+    )
+    action.hover()
+    bench.page.keyboard.press("Enter")
+    until(
+        lambda: "Read the [[Reading List]] this winter." in bench.editor_lines(),
+        "the mention linked",
+    )
+    bench.save()
+    assert page.read_text(encoding="utf-8").splitlines()[3] == (
+        "Read the [[Reading List]] this winter."
+    )
+    assert struck.count() >= 1  # still struck through after the edit
 
 
 def output_text(bench: Workbench) -> str:
