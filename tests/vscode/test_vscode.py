@@ -8,8 +8,8 @@ where the next typed word lands), hover, go to definition (the record page, the 
 the palette (Build context, Search memory, Remember selection, Restart server), a file renamed
 in the Explorer, "Link to [[Title]]" on an unlinked mention, a superseded claim struck
 through, the language status item, a folder that is not a notes folder, the errors a user
-meets (the server program missing, a server that keeps crashing, one that cannot start: one message each), and an
-untrusted folder, served once trusted.
+meets (the server program missing, a server that keeps crashing, one that cannot start: one
+message each), and an untrusted folder, served once trusted.
 
 ``LSP_MEMORY_SCREENSHOTS=<folder>`` (``make screenshots``: docs/images) writes the README's
 pictures. Needs tests/vscode/install.sh's code-server and Node 24, Debian's chromium,
