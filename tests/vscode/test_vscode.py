@@ -7,9 +7,10 @@ where the next typed word lands), hover, go to definition (the record page, the 
 ``[[link]]`` in the Problems panel and its "Create note" fix, the code lens, the commands from
 the palette (Build context, Search memory, Remember selection, Restart server), a file renamed
 in the Explorer, "Link to [[Title]]" on an unlinked mention, a superseded claim struck
-through, the language status item, a folder that is not a notes folder, the errors a user
-meets (the server program missing, a server that keeps crashing, one that cannot start: one
-message each), and an untrusted folder, served once trusted.
+through, a related claim offered for a paragraph, the language status item, a folder that is
+not a notes folder, the errors a user meets (the server program missing, a server that keeps
+crashing, one that cannot start: one message each), and an untrusted folder, served once
+trusted.
 
 ``LSP_MEMORY_SCREENSHOTS=<folder>`` (``make screenshots``: docs/images) writes the README's
 pictures. Needs tests/vscode/install.sh's code-server and Node 24, Debian's chromium,
@@ -557,6 +558,35 @@ def test_a_mention_is_linked_and_a_superseded_claim_struck_through(
         "Read the [[Reading List]] this winter."
     )
     assert struck.count() >= 1  # still struck through after the edit
+
+
+def test_a_paragraph_is_offered_the_claim_it_is_about(window: Window, bench: Workbench) -> None:
+    """Related notes and claims: a paragraph close in meaning to a claim it does not
+    reference gets "Reference @id: …" among its code actions, whose edit appends it."""
+    page = window.notes / "related.md"
+    paragraph = "I like doing my deep focused work early in the morning, before any meetings start."
+    page.write_text(f"# Related\n\n{paragraph}\n", "utf-8")
+    bench.open_file("related.md")
+    window.ready(claims=None, timeout=120)
+    bench.go_to(3, 5)
+    action = bench.page.locator(
+        ".action-widget .monaco-list-row", has_text="Reference @prefer_morning_a3f2"
+    ).first
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # The paragraph's first request may answer before its embedding is ready: ask again.
+    for _ in range(4):
+        bench.page.keyboard.press("Control+.")
+        with suppress(PlaywrightTimeout):
+            action.wait_for(timeout=5000)
+            break
+        bench.page.keyboard.press("Escape")
+    action.wait_for()
+    action.hover()
+    bench.page.keyboard.press("Enter")
+    until(lambda: "start. @prefer_morning_a3f2" in bench.editor_lines(), "the reference added")
+    bench.save()
+    assert page.read_text(encoding="utf-8").splitlines()[2] == f"{paragraph} @prefer_morning_a3f2"
 
 
 def output_text(bench: Workbench) -> str:
