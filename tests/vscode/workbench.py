@@ -265,16 +265,17 @@ class Workbench:
         """Opens a file of the folder by name with Go to File (Ctrl+P)."""
         box = self.page.locator(".quick-input-widget input")
         tab = self.page.locator(f".editor-group-container.active .tab.active[aria-label^='{name}']")
-        for _attempt in range(3):
+        for _attempt in range(5):
             self.page.keyboard.press("Control+P")
             box.wait_for(state="visible", timeout=STEP_S * 1000)
             box.fill(name)
             # The list fills in steps (recently opened, then the file search): the row
-            # chosen is the one there when it is clicked.
-            self.page.locator(
-                f".quick-input-list .monaco-list-row[aria-label^='{name}']"
-            ).first.click(timeout=STEP_S * 1000)
+            # chosen is the one there when it is clicked. A file just written may not be in
+            # the file search yet (VS Code learns of it from its file watcher): ask again.
             with suppress(PlaywrightTimeout):
+                self.page.locator(
+                    f".quick-input-list .monaco-list-row[aria-label^='{name}']"
+                ).first.click(timeout=8000)
                 tab.wait_for(timeout=5000)
                 break
             self.page.keyboard.press("Escape")
@@ -426,10 +427,12 @@ class Workbench:
         return labels
 
     def code_lenses(self) -> list[str]:
-        lenses: list[str] = self.page.locator(
+        """The active editor's code lenses, each alone (VS Code shows the lenses of one line
+        in one decoration, joined by " | ")."""
+        lines: list[str] = self.page.locator(
             ".editor-group-container.active .codelens-decoration"
         ).all_inner_texts()
-        return [_squash(lens) for lens in lenses]
+        return [lens.strip() for line in lines for lens in _squash(line).split(" | ")]
 
     # -- pictures ---------------------------------------------------------------------------
 
