@@ -9,6 +9,7 @@ a :class:`~lsp_memory.model.Block` finds its :class:`TextBlock` here by line.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -60,14 +61,29 @@ class TextBlock:
 
 
 def read_text(note: Note) -> str:
-    """A note's text as its file holds it now (the parsed body when it cannot be read)."""
+    """A note's text as its file holds it (the parsed body when it cannot be read): read once
+    per version of the note the vault knows (its content hash), so completion after
+    ``[[Note#^`` and the hover of an embed — both answered on the event loop, keystroke after
+    keystroke — read the file once, not on every request."""
+    return _read(str(Path(note.vault) / note.path), note.content_hash, note.body)
+
+
+@functools.lru_cache(maxsize=16)
+def _read(path: str, content_hash: str, body: str) -> str:
     try:
-        return decode((Path(note.vault) / note.path).read_bytes())
+        return decode(Path(path).read_bytes())
     except OSError:
-        return note.body
+        return body
 
 
 def text_blocks(text: str) -> list[TextBlock]:
+    """The blocks of ``text``, in order (see :func:`_text_blocks`); the last few texts'
+    are remembered (read only), so typing after ``[[Note#^`` splits the note once."""
+    return _text_blocks(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _text_blocks(text: str) -> list[TextBlock]:
     """The paragraphs and list items of ``text``, in order; front matter, headings, fenced
     code, thematic breaks and blank lines are no blocks. A list item runs to the next item or
     the first blank line; a line holding only ``^id`` after a block (directly or after one
