@@ -109,6 +109,19 @@ async def ready(
         pytest.fail(f"no 'index ready' message: {lsp_client.log_messages}")
 
 
+def open_doc(client: LanguageClient, path: Path, text: str) -> str:
+    """Opens Markdown ``text`` as the document at ``path``; its URI."""
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
+        )
+    )
+    return uri
+
+
 def utf8(client: LanguageClient) -> bool:
     """Whether the server chose UTF-8 positions for this client (Neovim ≥ 0.10 asks)."""
     return ENCODINGS.get(id(client)) == types.PositionEncodingKind.Utf8

@@ -19,7 +19,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from lsp_memory.services.block.pieces import PINNED_NOTES
 from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.store.sqlite import open_store
-from tests.client.conftest import ENCODINGS, ENV, takes_refreshes, utf8
+from tests.client.conftest import ENCODINGS, ENV, open_doc, takes_refreshes, utf8
 from tests.client.test_remember import record_edits, text_edits
 from tests.conftest import KB, USER
 
@@ -76,18 +76,6 @@ async def editor(
     yield lsp_client
     await lsp_client.shutdown_session()
     shutil.rmtree(folder / "cache", ignore_errors=True)
-
-
-def open_doc(client: LanguageClient, path: Path, text: str) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text=text
-            )
-        )
-    )
-    return uri
 
 
 def position(client: LanguageClient, text: str, needle: str, after: int = 0) -> types.Position:

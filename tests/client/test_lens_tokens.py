@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.client.conftest import ENCODINGS, ENV, VAULT, WORK, prepare, takes_refreshes
+from tests.client.conftest import ENCODINGS, ENV, VAULT, WORK, open_doc, prepare, takes_refreshes
 from tests.client.test_hover_definition import position_of, units
 
 ALICE = VAULT / "alice.md"  # "# Alice" on line 8, "## Working Style" 12, "## Open Questions" 16
@@ -51,18 +51,6 @@ async def client(
         pytest.fail(f"no 'index ready' message: {lsp_client.log_messages}")
     yield lsp_client
     await lsp_client.shutdown_session()
-
-
-def open_doc(client: LanguageClient, path: Path, text: str) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text=text
-            )
-        )
-    )
-    return uri
 
 
 async def lenses(client: LanguageClient, uri: str) -> dict[int, str]:
