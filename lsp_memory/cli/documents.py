@@ -129,6 +129,8 @@ def cmd_build_context(app: App, args: argparse.Namespace) -> int:
         "pin": args.pin or (),
         "query": args.query,
     }
+    if args.as_of:
+        options["as_of"] = args.as_of
     assembler = app.snapshot().assembler()
     if args.conversation:
         from lsp_memory.services.conversations.recall import recalled

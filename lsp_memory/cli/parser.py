@@ -213,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="passive recall: the conversation's last turns and pins",
     )
+    sub.add_argument("--as-of", type=moment, metavar="DATE", help=AS_OF)
 
     sub = command(commands, "ingest", cmd_ingest, "store conversation messages, extract claims")
     sub.add_argument("file", metavar="FILE", help="JSONL message pairs, or - for standard input")

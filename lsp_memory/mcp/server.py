@@ -399,11 +399,13 @@ def build(app: App, lanes: Lanes) -> MCPServer:
         referenced_only: Annotated[
             bool, Field(description="only the [REFERENCED …] lines, each whole")
         ] = False,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
         """The token-budgeted context block for a prompt: the memories and notes it
         references, then the most relevant others (with a conversation: its last turns and
         pins too). ``attach``, ``pin``, ``query`` and ``referenced_only`` are
-        ``build-context``'s options of the same names."""
+        ``build-context``'s options of the same names; given ``as_of`` (not with a
+        conversation), the block as it would have been built at that date."""
 
         def block() -> dict[str, Any]:
             assembler = app.snapshot().assembler()
@@ -413,6 +415,8 @@ def build(app: App, lanes: Lanes) -> MCPServer:
                 "pin": pin or (),
                 "query": query,
             }
+            if as_of:
+                options["as_of"] = as_of_moment(as_of)
             if session_id:
                 built = recalled(assembler, app.conversations(), session_id, text, **options)
             else:

@@ -193,6 +193,7 @@ def test_claim_history(run: Run, tmp_path: Path) -> None:  # noqa: F811
         ("claim", "show", "1"),
         ("search", "coffee"),
         ("resolve", "#1"),
+        ("build-context", "-"),
     ],
 )
 def test_a_bad_date_is_one_line_exit_2(run: Run, args: tuple[str, ...]) -> None:  # noqa: F811
@@ -208,3 +209,47 @@ def test_a_bad_date_is_one_line_exit_2(run: Run, args: tuple[str, ...]) -> None:
             "e.g. 2026-03-01 or 2026-03-01T09:30:00Z)"
         )
     )
+
+
+def block(run: Run, tmp_path: Path, text: str, moment: str | None) -> str:  # noqa: F811
+    """The Markdown ``build-context`` prints for ``text`` (as of ``moment``)."""
+    (tmp_path / "prompt.md").write_text(text, encoding="utf-8")
+    args = ["build-context", str(tmp_path / "prompt.md")]
+    result = run(*args, *(["--as-of", moment] if moment else []))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_build_context_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    memory = write_memory(run, tmp_path)
+    prompt = "Where do I live, #3 or #5? Any coffee or chess?\n"
+    lyon, berlin = "- [REFERENCED #3] [identity] I live in Lyon\n", "I moved to Berlin"
+    chess, coffee = "- [AUTO] [fact] I play chess on Sundays\n", "I like dark roast coffee"
+
+    empty = block(run, tmp_path, prompt, "2025-12-31")
+    assert "- [NOT FOUND #3] #3 did not exist yet on 2025-12-31T23:59:59.999999Z\n" in empty
+    assert "[AUTO]" not in empty
+    for moment in ("2026-03-01", memory.before):
+        then = block(run, tmp_path, prompt, moment)
+        assert lyon in then  # active then: no status
+        assert f"- [NOT FOUND #5] #5 did not exist yet on {moment[:10]}" in then
+        assert berlin not in then
+        assert chess in then and f"- [AUTO] [preference] {coffee}\n" in then
+    today = block(run, tmp_path, prompt, memory.after)
+    assert "- [REFERENCED #3] [identity] [superseded] I live in Lyon\n" in today
+    assert f"- [REFERENCED #5] [identity] {berlin}\n" in today
+    assert "chess" not in today  # retracted
+    assert coffee in today
+    # The 2030 consolidation deprecated the coffee claim.
+    assert coffee not in block(run, tmp_path, prompt, "2030-02-01")
+    assert block(run, tmp_path, prompt, None) == block(run, tmp_path, prompt, "2030-02-01")
+
+    # A claim given outside the document that did not exist then: a warning, not an error.
+    (tmp_path / "prompt.md").write_text(prompt, encoding="utf-8")
+    args = ("build-context", str(tmp_path / "prompt.md"), "--attach", "#5")
+    attached = run(*args, "--as-of", "2026-03-01", "--format", "json")
+    assert attached.returncode == 0, attached.stderr
+    warnings = json.loads(attached.stdout)["warnings"]
+    assert "--attach #5: #5 did not exist yet on 2026-03-01T23:59:59.999999Z" in warnings
+    refused = run(*args, "--as-of", "2026-03-01", "--conversation", "trip")
+    assert "cannot serve a conversation" in one_error_line(refused)

@@ -196,6 +196,32 @@ async def test_build_context_returns_the_context_block(client: LanguageClient) -
     assert tight["dropped"]
 
 
+async def test_build_context_as_of_a_date(client: LanguageClient) -> None:
+    """``{"asOf"}``: the block as it would have been built then. kb.jsonl's #1 was written
+    on 1 January 2024, #2 on the 2nd at 09:00."""
+    uri = (WORK / "as-of.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text="Leaf: #1 and #2\n"
+            )
+        )
+    )
+
+    async def lines(as_of: str) -> list[str]:
+        block = await command(client, "lspMemory.buildContext", uri, {"asOf": as_of})
+        return [line for line in block["markdown"].splitlines() if line.startswith("- [")]
+
+    assert (await lines("2024-01-02T00:00:00Z"))[:2] == [
+        "- [REFERENCED #1] [fact] The Leaf service uses PostgreSQL 16"
+        " (answers: Which database does Leaf use?)",
+        "- [NOT FOUND #2] #2 did not exist yet on 2024-01-02T00:00:00.000000Z",
+    ]
+    assert (await lines("2023-12-31"))[0].startswith("- [NOT FOUND #1] #1 did not exist yet")
+    with pytest.raises(JsonRpcInvalidParams, match="not a date: 'soon'"):
+        await lines("soon")
+
+
 async def test_a_block_asked_again_follows_a_write_by_another_process(
     client: LanguageClient,
 ) -> None:

@@ -37,3 +37,22 @@ async def test_search_memory_as_of(run: Run, tmp_path: Path) -> None:  # noqa: F
     assert [c["status"] for c in lyon["claims"]] == ["active"]
     assert berlin_then["error"].startswith("#5 did not exist yet on ")
     assert "Traceback" not in (tmp_path / "server.log").read_text()
+
+
+async def test_build_context_as_of(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    memory = write_memory(run, tmp_path)
+    text = "Where do I live, #3 or #5?"
+    async with connected(tmp_path) as session:
+        then = await call(session, "build_context", text=text, as_of=memory.before)
+        now = await call(session, "build_context", text=text)
+        bad = await error(session, "build_context", text=text, as_of="last March")
+        refused = await error(
+            session, "build_context", text=text, session_id="trip", as_of="2026-03-01"
+        )
+    assert "- [REFERENCED #3] [identity] I live in Lyon\n" in then["markdown"]
+    assert "- [NOT FOUND #5] #5 did not exist yet on " in then["markdown"]
+    assert "- [REFERENCED #3] [identity] [superseded] I live in Lyon\n" in now["markdown"]
+    assert "- [REFERENCED #5] [identity] I moved to Berlin\n" in now["markdown"]
+    assert bad.startswith("Error executing tool build_context: not a date: 'last March'")
+    assert refused.endswith("a context block as of a date cannot serve a conversation")
+    assert "Traceback" not in (tmp_path / "server.log").read_text()

@@ -217,15 +217,18 @@ def register(server: MemoryServer) -> None:
     @command("lspMemory.buildContext")
     async def build_context(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         """Arguments: a document URI (the document must be open), then optionally
-        ``{"budget", "attach", "pin", "query", "conversation"}`` as ``build-context`` takes
-        them (``conversation``, or ``session`` as it was called before: passive recall from
-        that conversation). The context block's JSON (docs/reference.md, The context block),
-        the same as ``build-context --format json``."""
+        ``{"budget", "attach", "pin", "query", "conversation", "asOf"}`` as ``build-context``
+        takes them (``conversation``, or ``session`` as it was called before: passive recall
+        from that conversation; ``asOf``: the block as of that date). The context block's
+        JSON (docs/reference.md, The context block), the same as ``build-context --format
+        json``."""
         session = _session(ls)
         uri = _text(args[0] if args else None, "document URI")
         options = args[1] if len(args) > 1 and args[1] is not None else {}
         if not isinstance(options, dict):
-            raise UserError("options must be an object: {budget, attach, pin, query, conversation}")
+            raise UserError(
+                "options must be an object: {budget, attach, pin, query, conversation, asOf}"
+            )
         doc = open_document(_documents(ls), uri)
         if doc is None:
             raise UserError(f"{uri} is not open")
@@ -365,6 +368,10 @@ def _build_options(options: dict[str, Any]) -> dict[str, Any]:
             found["query"] = _text(value, "query")
         elif key in ("conversation", "session"):  # its name before conversations had their own
             found["conversation"] = _text(value, key)
+        elif key == "asOf":
+            found["as_of"] = _as_of(options)
         else:
-            raise UserError(f"unknown option {key!r} (budget, attach, pin, query, conversation)")
+            raise UserError(
+                f"unknown option {key!r} (budget, attach, pin, query, conversation, asOf)"
+            )
     return found

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 
 from lsp_memory import refs
 from lsp_memory.config import TierSettings
-from lsp_memory.errors import UnresolvedReference
-from lsp_memory.model import Note, RefKind
+from lsp_memory.errors import UnresolvedReference, UserError
+from lsp_memory.ids import seconds
+from lsp_memory.model import MIN_CONFIDENCE, Claim, Note, RefKind
 from lsp_memory.services.block.budget import fit
 from lsp_memory.services.block.claims import add_labelled, add_not_found, add_referenced
 from lsp_memory.services.block.conversation import (
@@ -30,6 +31,7 @@ from lsp_memory.services.block.entities import add_entities
 from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
 from lsp_memory.services.block.pieces import Build, ContextBlock
 from lsp_memory.services.block.tiers import add_automatic, anchor, remembered
+from lsp_memory.services.kernel.asof import live_claims_then, resolved_then
 from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.services.kernel.tokens import TokenCounter, o200k
 from lsp_memory.services.retrieval.search import HybridSearch
@@ -83,6 +85,7 @@ class Assembler:
         turn_budget: TurnBudget | None = None,
         streamed: Streamed | None = None,
         tool_results: Sequence[ToolResult] = (),
+        as_of: str | None = None,
     ) -> ContextBlock:
         """The context block of the document ``text`` (``language_id``/``path`` tell
         whether it is Markdown, docs/reference.md, Reference grammar). ``attach`` and ``pin`` are
@@ -94,6 +97,9 @@ class Assembler:
         shown, and the claims and earlier messages related to them recalled, within
         ``turn_budget`` (:mod:`.conversation`); ``streamed`` is that recall when it was
         made already; ``tool_results``, what ``search_memory`` gave the conversation.
+        ``as_of`` (a stored moment, ``kernel.asof``): the block as it would have been built
+        then (``_then``); it cannot serve a conversation, whose messages and recall are
+        today's.
 
         Raises ``UnresolvedReference`` when an ``attach`` or ``pin`` reference is not one,
         names nothing or names a note; unresolved references in the document are
@@ -102,11 +108,17 @@ class Assembler:
         if limit < 1:
             raise ValueError("the budget must be at least 1 token")
         parsed = refs.parse_document(text, language_id=language_id, path=path)
+        build = Build()
+        store, user = self.store, self.user
         attached = [self._argument(ref, "--attach") for ref in attach]
         pinned = [self._argument(ref, "--pin") for ref in pin]
         resolutions = self.resolver.resolve_all(parsed.references)
-        store, user = self.store, self.user
-        build = Build()
+        then: list[Claim] | None = None
+        if as_of is not None:
+            if turns or tool_results or streamed is not None:
+                raise UserError("a context block as of a date cannot serve a conversation")
+            resolutions, attached, pinned = self._then(build, as_of, resolutions, attached, pinned)
+            then = live_claims_then(store, user, as_of, MIN_CONFIDENCE)
         counter = self._counter()
         shares = turn_budget or self.turn_budget
         if turns:
@@ -120,7 +132,10 @@ class Assembler:
             add_labelled(
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
             )
-        pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
+        if then is not None:
+            pins = [claim for claim in then if claim.pinned]
+        else:
+            pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
         add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
         for resolution in pinned:
             add_labelled(
@@ -144,6 +159,8 @@ class Assembler:
             read=self._note_text,
         )
         moment = now if now is not None else anchor(store, user)
+        if as_of is not None and now is None:
+            moment = min(moment, seconds(as_of))
         wanted = parsed.clean_text if query is None else query
         add_automatic(
             build,
@@ -154,6 +171,7 @@ class Assembler:
             tiers=self.tiers,
             load_search=self._search,
             min_similarity=self.min_similarity,
+            then=then,
         )
         if streamed is not None:
             asked = related_messages(
@@ -182,6 +200,30 @@ class Assembler:
             skip=len(turns),
             min_similarity=self.min_similarity,
         )
+
+    def _then(
+        self,
+        build: Build,
+        moment: str,
+        resolutions: Sequence[Resolution],
+        attached: Sequence[Resolution],
+        pinned: Sequence[Resolution],
+    ) -> tuple[list[Resolution], list[Resolution], list[Resolution]]:
+        """The references of a block as of ``moment``, resolved as of then
+        (``kernel.asof.resolved_then``): a claim as it was, one made later a ``[NOT FOUND]``
+        line (an ``--attach`` or ``--pin`` one a warning). Notes and entities have no
+        history: they are shown as they are now, and the block says so when it has notes."""
+        found = [resolved_then(self.store, self.user, each, moment) for each in resolutions]
+        arguments = []
+        for option, given in (("--attach", attached), ("--pin", pinned)):
+            kept = [resolved_then(self.store, self.user, each, moment) for each in given]
+            for each in kept:
+                if each.error is not None:
+                    build.warn(f"{option} {each.ref}: {each.error}")
+            arguments.append([each for each in kept if each.error is None])
+        if any(each.kind == "note" and each.error is None for each in found):
+            build.warn(f"as of {moment}: notes are shown as they are now (files keep no history)")
+        return found, arguments[0], arguments[1]
 
     def _note(self, key: str) -> Note | None:
         """The note of the index key ``key`` (``<vault>::<path>``), if it is still there."""

@@ -22,8 +22,9 @@ ordering breaks ties by claim number (or document order).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -61,11 +62,14 @@ def add_automatic(
     tiers: TierSettings,
     load_search: Callable[[], HybridSearch | None] | None,
     min_similarity: float | None = None,
+    then: Sequence[Claim] | None = None,
 ) -> None:
     """The automatic memories for ``query`` as AUTO claims, ``now`` (seconds since the
     epoch) the moment recency is measured from; ``load_search`` gives the hybrid search
     (without it, or without a query, the semantic tier is empty); ``min_similarity`` is
-    the semantic tier's relevance floor (None: none)."""
+    the semantic tier's relevance floor (None: none). ``then``: a block as of a date — the
+    claims live then as they were (``kernel.asof.live_claims_then``), which the tiers are
+    read from instead of the store, and the only semantic hits kept."""
     shown = build.shown
     extra = min(len(shown), 50)
     candidates: dict[str, tuple[Claim, str]] = {}
@@ -84,7 +88,9 @@ def add_automatic(
     core_types = tuple(tiers.core.types)
     take(
         "core",
-        remembered(
+        _then(then, core_types, core_limit)
+        if then is not None
+        else remembered(
             store,
             ("core", user, core_types, core_limit),
             lambda: store.claims_of_types(
@@ -100,7 +106,9 @@ def add_automatic(
     active_types = tuple(tiers.active.types)
     take(
         "active",
-        remembered(
+        _then(then, active_types, active_limit, since)
+        if then is not None
+        else remembered(
             store,
             ("active", user, active_types, active_limit, since),
             lambda: store.claims_of_types(
@@ -121,13 +129,16 @@ def add_automatic(
         assert search.embedder is not None
         query_vector = search.embedder.embed([query])[0]  # once, for the search and below
     if search is not None and query.strip() and tiers.semantic.max > 0:
+        wanted = tiers.semantic.max + extra
         hits = search.search(
             query,
             user=user,
             kinds=("claim",),
-            statuses=_LIVE,
-            k=tiers.semantic.max + extra,
-            min_confidence=MIN_CONFIDENCE,
+            # As of a date the index holds today's statuses: ask for every claim, keep those
+            # live then.
+            statuses=_LIVE if then is None else None,
+            k=wanted if then is None else THEN_POOL * wanted,
+            min_confidence=MIN_CONFIDENCE if then is None else 0.0,
             now=now,
             query_vector=query_vector,
             min_similarity=min_similarity,
@@ -139,7 +150,11 @@ def add_automatic(
                 "for the query"
             )
         # The hits' claims in one query (one lookup each took ~6 ms a block), in hit order.
-        by_id = {c.claim_id: c for c in store.claims_by_ids(user, [doc_key(h.id) for h in hits])}
+        if then is None:
+            keys = [doc_key(h.id) for h in hits]
+            by_id = {c.claim_id: c for c in store.claims_by_ids(user, keys)}
+        else:
+            by_id = {c.claim_id: c for c in then}
         claims = []
         for hit in hits:
             claim = by_id.get(doc_key(hit.id))
@@ -150,7 +165,9 @@ def add_automatic(
     recent_limit = tiers.recent.max + extra
     take(
         "recent",
-        remembered(
+        then[:recent_limit]
+        if then is not None
+        else remembered(
             store,
             ("recent", user, recent_limit),
             lambda: store.newest_claims(user, limit=recent_limit, min_confidence=MIN_CONFIDENCE),
@@ -205,6 +222,22 @@ def add_automatic(
                 data,
             )
         )
+
+
+THEN_POOL = 8
+"""How many times more semantic hits a block as of a date asks for: the index ranks every
+claim, and only those live then are kept."""
+
+
+def _then(
+    then: Sequence[Claim], types: Sequence[str], limit: int, since: str | None = None
+) -> list[Claim]:
+    """A typed tier of a block as of a date: up to ``limit`` of ``then`` (the claims live
+    then, newest first) with any of ``types``, updated ``since`` or later, as the store's
+    ``claims_of_types`` reads them today."""
+    wanted = set(types)
+    found = (c for c in then if wanted & set(c.claim_types) and c.updated_at >= (since or ""))
+    return list(islice(found, limit))
 
 
 def remembered(store: Store, key: tuple[Any, ...], read: Callable[[], list[Claim]]) -> list[Claim]:

@@ -83,6 +83,20 @@ def claims_then(
     return [then.get(claim.claim_id) for claim in claims]
 
 
+def live_claims_then(store: Store, user: str, moment: str, min_confidence: float) -> list[Claim]:
+    """Every claim of the user live at ``moment``, as it was then, of confidence at least
+    ``min_confidence`` then, most recently updated (then) first: what a context block as of a
+    date picks its pinned claims and automatic memories from. Reads every claim."""
+    made = [claim for claim in store.claims(user) if claim.created_at <= moment]
+    found = [
+        claim
+        for claim in claims_then(store, user, made, moment)
+        if claim is not None and live_then(claim, moment) and claim.confidence >= min_confidence
+    ]
+    found.sort(key=lambda claim: (claim.updated_at, claim.number), reverse=True)
+    return found
+
+
 def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:
     """``claim`` as it was at ``moment``, None when it was created after it."""
     return claims_then(store, user, [claim], moment)[0]
