@@ -253,3 +253,25 @@ def test_build_context_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noq
     assert "--attach #5: #5 did not exist yet on 2026-03-01T23:59:59.999999Z" in warnings
     refused = run(*args, "--as-of", "2026-03-01", "--conversation", "trip")
     assert "cannot serve a conversation" in one_error_line(refused)
+
+
+def test_resolve_a_context_as_of_a_date_uses_its_links_then(run: Run) -> None:  # noqa: F811
+    """A claim taken out of a context since was in it then; one put in since was not."""
+    for text in ("I water the plants on Mondays", "I take the bins out on Tuesdays"):
+        assert run("claim", "add", text, "--type", "fact", "--no-supersede").returncode == 0
+    assert run("context", "add", "Home", "--id", "home").returncode == 0
+    assert run("context", "add", "Garden", "--id", "garden", "--parent", "home").returncode == 0
+    assert run("claim", "context", "add", "#1", "garden").returncode == 0
+    first = datetime.now(UTC).isoformat(timespec="microseconds")
+    assert run("claim", "context", "remove", "#1", "garden").returncode == 0
+    assert run("claim", "context", "add", "#2", "home").returncode == 0
+    second = datetime.now(UTC).isoformat(timespec="microseconds")
+
+    def members(*args: str) -> list[int]:
+        result = run("resolve", "@home", "--json", *args)
+        assert result.returncode == 0, result.stderr
+        (found,) = json.loads(result.stdout)
+        return [c["claim_number"] for c in found["claims"]]
+
+    assert members("--as-of", first) == [1]  # beneath it, in its child context
+    assert members("--as-of", second) == members() == [2]

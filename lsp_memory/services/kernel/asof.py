@@ -18,7 +18,7 @@ from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import moment_of, stored, timestamp
-from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus
+from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Context
 from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.store.sqlite import ClaimEvent, Store
 
@@ -124,10 +124,43 @@ def resolved_then(store: Store, user: str, found: Resolution, moment: str) -> Re
         "tag": found.id or "",
         "domain": found.id or "",
     }[found.kind]
-    everyone = claims_then(store, user, store.members(user, found.kind, key), moment)
+    everyone: list[Claim | None]
+    if found.context is not None:
+        everyone = list(_in_context_then(store, user, found.context, moment))
+    else:
+        everyone = claims_then(store, user, store.members(user, found.kind, key), moment)
     return replace(
         found, claims=tuple(c for c in everyone if c is not None and live_then(c, moment))
     )
+
+
+def _in_context_then(store: Store, user: str, context: Context, moment: str) -> list[Claim]:
+    """The claims in ``context`` or beneath it at ``moment``, as they were, newest first: its
+    members now and the claims linked to or unlinked from it since, with those links undone
+    (``claim_writes``). The tree is today's: a context moved since is beneath its new
+    parent."""
+    names = _beneath(store.contexts(user), context.friendly_id)
+    ids = {claim.claim_id for claim in store.members(user, "context", context.context_id)}
+    ids.update(store.linked_after(user, sorted(names), moment))
+    claims = store.claims_by_ids(user, sorted(ids))
+    claims.sort(key=lambda claim: (claim.updated_at, claim.number), reverse=True)
+    return [
+        then
+        for then in claims_then(store, user, claims, moment)
+        if then is not None and names.intersection(then.contexts or ())
+    ]
+
+
+def _beneath(contexts: Sequence[Context], top: str) -> set[str]:
+    """The friendly ids of ``top`` and the contexts beneath it, ten levels down at most
+    (the depth a context's members reach)."""
+    found, level = {top}, {top}
+    for _ in range(10):
+        level = {c.friendly_id for c in contexts if c.parent in level} - found
+        if not level:
+            break
+        found |= level
+    return found
 
 
 def _not_yet(name: str, moment: str) -> str:

@@ -121,6 +121,21 @@ class History(ClaimLoader):
         )
 
     @_translated
+    def linked_after(self, user: str, contexts: Sequence[str], after: str) -> list[str]:
+        """The ids of the user's claims added to or removed from any of the contexts
+        ``contexts`` (friendly ids, as ``claim_writes`` names them) after ``after``: the
+        claims a context may have held then that it does not hold now."""
+        if not contexts:
+            return []
+        rows = self._db.execute(
+            "SELECT DISTINCT c.claim_id FROM claim_writes x JOIN claims c ON c.id = x.claim "
+            "WHERE x.field = 'context' AND x.at > ? AND c.user = ? AND coalesce(json_extract("
+            "x.after, '$'), json_extract(x.before, '$')) IN (SELECT value FROM json_each(?))",
+            (after, user, json.dumps(list(contexts))),
+        )
+        return [row[0] for row in rows]
+
+    @_translated
     def events_naming(self, user: str, claim_id: str) -> list[ClaimEvent]:
         """The changes that made another of the user's claims point at ``claim_id`` (its
         ``superseded_by`` or ``merged_into``), oldest first: what it replaced, and when."""
