@@ -148,8 +148,9 @@ def register(server: MCPServer, app: App, calls: Calls) -> None:
         limit: Annotated[int, Field(ge=1, le=MAX_LIST)] = 20,
     ) -> dict[str, Any]:
         """What changed in the user's memory over a timeframe (default the last 7 days): the
-        claims written or changed (any status), and the notes saved, newest first, at most
-        ``limit`` of each."""
+        claims written or changed (any status), the notes saved and the conversation
+        messages (how many, and the latest with their conversation's ``session_id``),
+        newest first, at most ``limit`` of each."""
 
         def recent() -> dict[str, Any]:
             start = timeframe_start(timeframe)
@@ -159,6 +160,7 @@ def register(server: MCPServer, app: App, calls: Calls) -> None:
                 "since": start,
                 "memories": [memory_record(c) for c in claims],
                 "notes": notes,
+                "episodes": app.conversations().recent(start, limit),
             }
 
         return await calls.read(recent)

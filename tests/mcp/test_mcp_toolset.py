@@ -94,6 +94,35 @@ async def test_recent_activity(tmp_path: Path) -> None:
         assert (old["memories"], old["notes"]) == ([], [])
 
 
+async def test_recent_activity_counts_the_messages(tmp_path: Path) -> None:
+    """Messages by their time: one of today's exchange (two messages) in the last hour, an
+    exchange of 2020 not."""
+    async with connected(tmp_path) as session:
+        for conversation, stamp in (("trip", None), ("old", "2020-05-01T10:00:00Z")):
+            await call(
+                session,
+                "ingest_messages",
+                session_id=conversation,
+                user_message=f"Which train do we take? {'x' * 400}",
+                assistant_response="The one at nine.",
+                **({"timestamp": stamp} if stamp else {}),
+            )
+        recent = await call(session, "recent_activity", timeframe="1h", limit=1)
+        everything = await call(session, "recent_activity", timeframe="2019-01-01")
+    assert recent["episodes"]["count"] == 2
+    (latest,) = recent["episodes"]["latest"]
+    assert (latest["session_id"], latest["role"]) == ("trip", "assistant")
+    assert latest["text"] == "The one at nine."
+    assert everything["episodes"]["count"] == 4
+    first = everything["episodes"]["latest"][-1]
+    assert (first["session_id"], first["role"], first["timestamp"][:10]) == (
+        "old",
+        "user",
+        "2020-05-01",
+    )
+    assert len(first["text"]) <= 300 and first["text"].endswith("…")
+
+
 async def test_read_write_and_edit_notes(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         vault = tmp_path / "vault"

@@ -33,7 +33,7 @@ from lsp_memory.services.block.notes import summary
 from lsp_memory.services.conversations.ingest import ref_target
 from lsp_memory.services.kernel.resolver import Resolver
 from lsp_memory.store.sqlite import Episode, EpisodeRef, Store
-from lsp_memory.text import one_line
+from lsp_memory.text import cut, one_line
 
 if TYPE_CHECKING:
     from lsp_memory.services.block import Assembler, ContextBlock
@@ -81,6 +81,11 @@ class RecallCache:
                 self._kept.popitem(last=False)
 
 
+RECENT_TEXT = 300
+"""The most characters of a message ``Conversations.recent`` gives: enough to tell what it
+was about, and the conversation's id to read it whole."""
+
+
 class Conversations:
     """One user's conversations."""
 
@@ -106,6 +111,25 @@ class Conversations:
             }
             for s in self.store.conversations(self.user)
         ]
+
+    def recent(self, start: str, limit: int) -> dict[str, Any]:
+        """The messages since ``start`` (their time, not when they were stored): how many,
+        and the newest ``limit``, newest first, each with its conversation and its text cut
+        to ``RECENT_TEXT`` characters (MCP ``recent_activity``)."""
+        count, episodes = self.store.episodes_since(self.user, start, limit)
+        return {
+            "count": count,
+            "latest": [
+                {
+                    "episode_id": e.episode_id,
+                    "session_id": e.conversation_id,
+                    "role": e.role,
+                    "timestamp": e.occurred_at,
+                    "text": cut(e.text, RECENT_TEXT),
+                }
+                for e in episodes
+            ],
+        }
 
     def _episodes(self, conversation_id: str) -> list[Episode]:
         episodes = self.store.conversation_episodes(self.user, conversation_id)

@@ -310,6 +310,16 @@ class Lifecycle(StoreBase):
         return self._episodes("WHERE user = ? AND id > ? ORDER BY occurred_at, id", (user, row))
 
     @_translated
+    def episodes_since(self, user: str, start: str, limit: int) -> tuple[int, list[Episode]]:
+        """How many of the user's episodes occurred at ``start`` or later, and the newest
+        ``limit`` of them, newest first (``recent_activity``)."""
+        (count,) = self._db.execute(
+            "SELECT count(*) FROM episodes WHERE user = ? AND occurred_at >= ?", (user, start)
+        ).fetchone()
+        sql = "WHERE user = ? AND occurred_at >= ? ORDER BY occurred_at DESC, id DESC LIMIT ?"
+        return int(count), self._episodes(sql, (user, start, limit))
+
+    @_translated
     def episodes_by_rows(self, rows: Sequence[int]) -> list[Episode]:
         """Episodes of any user by row (for indexing)."""
         sql = "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
