@@ -1,6 +1,8 @@
-"""The MCP tools over the vaults' notes: ``read_note``, ``write_note`` and ``edit_note``,
-each a call into ``notes.files`` (never a file outside a vault; every write atomic; an edit
-refused when its anchor is not found exactly once)."""
+"""The MCP tools over the vaults' notes: ``read_note``, ``write_note``, ``edit_note``,
+``move_note`` and ``delete_note``, each a call into ``notes.files`` (never a file outside a
+vault; every write atomic; an edit refused when its anchor is not found exactly once; a move
+never over a note) — a move's link rewrites planned as an editor's rename of the file is
+(``services.editor.moves``)."""
 
 from __future__ import annotations
 
@@ -106,3 +108,44 @@ def register(server: MCPServer, app: App, calls: Calls) -> None:
             return {**note.record(), "operation": operation}
 
         return await calls.write(edited)
+
+    @server.tool(annotations=hints(destructive=True))
+    async def move_note(
+        path: NotePath,
+        new_path: Annotated[NotePath, Field(description="where the note goes, in the same vault")],
+        vault: VaultName = None,
+    ) -> dict[str, Any]:
+        """Move or rename a note inside its vault, refused when a note is at ``new_path``;
+        the ``[[links]]`` of other notes that named it are rewritten to name it there, as an
+        editor's rename of the file does."""
+
+        def moved() -> dict[str, Any]:
+            from lsp_memory.services.editor.moves import rewritten
+            from lsp_memory.services.editor.rename import Move
+
+            files = app.note_files()
+            source, destination = files.locate(path, vault), files.locate(new_path, vault)
+            plan = app.snapshot().mover().plan([Move(source.full, destination.full)], [])
+            texts = rewritten(plan)
+            files.move(source, destination, texts)
+            changed = sorted(files.path_of(p, source, destination) for p in texts)
+            return {
+                **destination.record(),
+                "moved_from": source.path,
+                "links_rewritten_in": changed,
+            }
+
+        return await calls.write(moved)
+
+    @server.tool(annotations=hints(destructive=True, idempotent=True))
+    async def delete_note(path: NotePath, vault: VaultName = None) -> dict[str, Any]:
+        """Delete a note's file. The links that named it are left as they are (unresolved
+        from then on)."""
+
+        def deleted() -> dict[str, Any]:
+            files = app.note_files()
+            note = files.locate(path, vault)
+            files.delete(note)
+            return {**note.record(), "deleted": True}
+
+        return await calls.write(deleted)

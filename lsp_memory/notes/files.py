@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -133,6 +133,69 @@ class NoteFiles:
             raise UserError(_not_once(f"the text {_quoted(find)}", count, note.path))
         self._replace(note, old.replace(find, replace, 1))
 
+    def move(self, source: NoteFile, destination: NoteFile, texts: Mapping[Path, str]) -> None:
+        """Move the note ``source`` to ``destination`` (its folders made), refused when
+        something is there already, then write ``texts`` — the new text of each note file,
+        by where it was before the move (the links that named the note) — each atomically.
+        Each file is read again by its vault."""
+        self._file(source)
+        taken = UserError(f"{destination.path!r} exists: a move never replaces a note")
+        if os.path.lexists(destination.full):
+            raise taken
+        try:
+            destination.full.parent.mkdir(parents=True, exist_ok=True)
+            self._inside(destination)
+            try:  # a hard link fails when the destination appeared meanwhile: no overwrite
+                os.link(source.full, destination.full, follow_symlinks=False)
+            except FileExistsError:
+                raise taken from None
+            except OSError:  # a file system without hard links
+                if os.path.lexists(destination.full):
+                    raise taken from None
+                source.full.rename(destination.full)
+            else:
+                source.full.unlink()
+        except OSError as error:
+            raise UserError(f"{source.path}: {error.strerror or error}") from None
+        source.vault.update(source.full)
+        destination.vault.update(destination.full)
+        for path, text in texts.items():
+            self._replace(destination if path == source.full else self._at(path), text)
+
+    def delete(self, note: NoteFile) -> None:
+        """Delete the note's file (a symlink inside the vault: the link, not what it names)."""
+        self._file(note)
+        try:
+            note.full.unlink()
+        except OSError as error:
+            raise UserError(f"{note.path}: {error.strerror or error}") from None
+        note.vault.update(note.full)
+
+    def path_of(self, full: Path, source: NoteFile, destination: NoteFile) -> str:
+        """The vault-relative path of the note file that was at ``full`` before ``source``
+        moved to ``destination``."""
+        return destination.path if full == source.full else self._at(full).path
+
+    def _file(self, note: NoteFile) -> None:
+        """``UserError`` unless the note's file is there (a file, not a folder)."""
+        if not os.path.lexists(note.full):
+            raise UserError(f"no note {note.path!r} in {note.vault.root}")
+        if note.full.is_dir():
+            raise UserError(f"{note.path!r} is a folder, not a note")
+
+    def _at(self, full: Path) -> NoteFile:
+        """The note file at ``full``, a path in one of the vaults."""
+        for vault in self._vaults:
+            if vault.root in full.parents:
+                return NoteFile(vault, full.relative_to(vault.root).as_posix(), full)
+        raise UserError(f"{full}: not in a vault")
+
+    def _inside(self, note: NoteFile) -> None:
+        """``UserError`` when the note's folder really is outside its vault (a symlink)."""
+        real = Path(os.path.realpath(note.full.parent))
+        if real != note.vault.root and note.vault.root not in real.parents:
+            raise UserError(f"{note.path!r} leads outside the vault (a symlink): refused")
+
     def _vault(self, name: str | None) -> Vault:
         if not self._vaults:
             raise UserError("no vault: set `vaults` (or pass --vault) to read and write notes")
@@ -155,9 +218,7 @@ class NoteFiles:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             # Checked again once the folders exist: one made on the way may be a link out.
-            real = Path(os.path.realpath(folder))
-            if real != note.vault.root and note.vault.root not in real.parents:
-                raise UserError(f"{note.path!r} leads outside the vault (a symlink): refused")
+            self._inside(note)
             mode = note.full.stat().st_mode & 0o777 if note.full.exists() else None
             handle, temporary = tempfile.mkstemp(
                 dir=folder, prefix=f".{note.full.name}.", suffix=".tmp"

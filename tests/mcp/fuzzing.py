@@ -60,6 +60,8 @@ TOOLS = (
     "read_note",
     "write_note",
     "edit_note",
+    "move_note",
+    "delete_note",
     "consolidate",
     "review_queue",
     "review_decide",
@@ -239,6 +241,10 @@ TOOL_ARGUMENTS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         },
         optional={"heading": texts, "find": texts},
     ),
+    "move_note": st.fixed_dictionaries(
+        {"path": note_paths, "new_path": note_paths}, optional={"vault": names}
+    ),
+    "delete_note": st.fixed_dictionaries({"path": note_paths}, optional={"vault": names}),
     "consolidate": st.fixed_dictionaries(
         {}, optional={"dry_run": st.booleans(), "now_at": timeframes}
     ),

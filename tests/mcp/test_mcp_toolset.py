@@ -123,6 +123,61 @@ async def test_recent_activity_counts_the_messages(tmp_path: Path) -> None:
     assert len(first["text"]) <= 300 and first["text"].endswith("…")
 
 
+async def test_move_note_rewrites_the_links_to_it(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    async with connected(tmp_path) as session:
+        await call(session, "write_note", path="trips/japan.md", text="See [[plan#Plan]].\n")
+        await call(session, "write_note", path="pack.md", text="Read [[Plan|the plan]]\n")
+        await call(session, "write_note", path="other.md", text="# Other\n")
+        moved = await call(session, "move_note", path="plan.md", new_path="archive/old plan.md")
+        resolved = await call(session, "resolve", refs=["[[old plan]]"])
+        taken = await error(session, "move_note", path="pack.md", new_path="other.md")
+        gone = await error(session, "move_note", path="plan.md", new_path="again.md")
+    assert moved["path"] == "archive/old plan.md" and moved["moved_from"] == "plan.md"
+    assert moved["links_rewritten_in"] == ["pack.md", "trips/japan.md"]
+    assert not (vault / "plan.md").exists()
+    assert (vault / "archive" / "old plan.md").read_text() == "# Plan\n\nPack light.\n"
+    assert (vault / "trips" / "japan.md").read_text() == "See [[old plan#Plan]].\n"
+    assert (vault / "pack.md").read_text() == "Read [[old plan|the plan]]\n"
+    assert resolved["results"][0]["resolved"] is True
+    assert taken.endswith("'other.md' exists: a move never replaces a note")
+    assert (vault / "other.md").read_text() == "# Other\n"
+    assert (vault / "pack.md").exists()
+    assert gone.endswith("no note 'plan.md' in " + str(vault))
+
+
+async def test_delete_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n")
+    async with connected(tmp_path) as session:
+        (vault / "out.md").symlink_to(outside / "secret.md")
+        (vault / "ext").symlink_to(outside)
+        (vault / "notes.txt").write_text("not a note\n")
+        refused = {
+            "out.md": await error(session, "delete_note", path="out.md"),
+            "notes.txt": await error(session, "delete_note", path="notes.txt"),
+            "../outside/secret.md": await error(
+                session, "delete_note", path="../outside/secret.md"
+            ),
+            "move out": await error(session, "move_note", path="plan.md", new_path="ext/p.md"),
+        }
+        deleted = await call(session, "delete_note", path="plan.md")
+        again = await error(session, "delete_note", path="plan.md")
+        resolved = await call(session, "resolve", refs=["[[plan]]"])
+    assert deleted["deleted"] is True and deleted["path"] == "plan.md"
+    assert not (vault / "plan.md").exists()
+    assert again.endswith(f"no note 'plan.md' in {vault}")
+    assert resolved["results"][0]["resolved"] is False
+    assert refused["out.md"].endswith("'out.md' leads outside the vault (a symlink): refused")
+    assert "is not a note's path" in refused["notes.txt"]
+    assert "'..' may not be part of a note's path" in refused["../outside/secret.md"]
+    assert refused["move out"].endswith("leads outside the vault (a symlink): refused")
+    assert (outside / "secret.md").read_text() == "# Secret\n"
+    assert (vault / "notes.txt").exists() and not (outside / "p.md").exists()
+
+
 async def test_read_write_and_edit_notes(tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         vault = tmp_path / "vault"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from lsp_memory.model import Note, RefKind
 from lsp_memory.notes import VaultView, names_file
@@ -50,7 +50,7 @@ from lsp_memory.services.editor.rename import (
 )
 from lsp_memory.services.kernel.resolver import Resolver
 
-__all__ = ["MovePlanner"]
+__all__ = ["MovePlanner", "rewritten"]
 
 # Where a link target lands: (vault index, note path), and whether no other note shares
 # the name it was found by.
@@ -192,3 +192,22 @@ def _best_form(target: str, after: Sequence[VaultView], note: tuple[int, str]) -
         if found == note and (alone or "/" in candidate):
             return candidate
     return candidates[-1]
+
+
+def rewritten(plan: Plan | None) -> dict[Path, str]:
+    """The new text of each note file ``plan``'s edits change, by the file's path before the
+    move: what a move made outside an editor (MCP ``move_note``) writes, there being no
+    editor to apply the edits."""
+    edits: dict[int, list[Edit]] = {}
+    for each in plan.edits if plan is not None else ():
+        if each.place.document.path is not None:
+            edits.setdefault(id(each.place.document), []).append(each)
+    texts: dict[Path, str] = {}
+    for group in edits.values():
+        document = group[0].place.document
+        text = document.text
+        for each in sorted(group, key=lambda e: e.place.start, reverse=True):
+            text = text[: each.place.start] + each.new_text + text[each.place.end :]
+        assert document.path is not None
+        texts[document.path] = text
+    return texts
