@@ -78,6 +78,10 @@ def claims_then(
         events.setdefault(event.claim_id, []).append(event)
     then = {
         claim.claim_id: _undone(claim, _with_legacy(claim, events.get(claim.claim_id, [])), moment)
+        if claim.claim_id in events
+        or claim.updated_at > moment
+        or claim.status is ClaimStatus.SUPERSEDED
+        else claim  # nothing to undo
         for claim in existing
     }
     return [then.get(claim.claim_id) for claim in claims]
@@ -86,8 +90,9 @@ def claims_then(
 def live_claims_then(store: Store, user: str, moment: str, min_confidence: float) -> list[Claim]:
     """Every claim of the user live at ``moment``, as it was then, of confidence at least
     ``min_confidence`` then, most recently updated (then) first: what a context block as of a
-    date picks its pinned claims and automatic memories from. Reads every claim."""
-    made = [claim for claim in store.claims(user) if claim.created_at <= moment]
+    date picks its pinned claims and automatic memories from. Reads every claim made by
+    then."""
+    made = store.claims_made_by(user, moment)
     found = [
         claim
         for claim in claims_then(store, user, made, moment)

@@ -121,6 +121,18 @@ class History(ClaimLoader):
         )
 
     @_translated
+    def claims_made_by(self, user: str, moment: str) -> list[Claim]:
+        """The user's claims created at ``moment`` or before and not valid only from later
+        (``valid_from``, which no change touches), with their types but not their links:
+        every claim that may have been live then."""
+        return self._load(
+            f"SELECT {_CLAIM_COLUMNS} FROM claims c WHERE c.user = ? AND c.created_at <= ? "
+            "AND (c.valid_from IS NULL OR c.valid_from <= ?)",
+            (user, moment, moment),
+            links=False,
+        )
+
+    @_translated
     def linked_after(self, user: str, contexts: Sequence[str], after: str) -> list[str]:
         """The ids of the user's claims added to or removed from any of the contexts
         ``contexts`` (friendly ids, as ``claim_writes`` names them) after ``after``: the
