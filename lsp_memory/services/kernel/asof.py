@@ -91,12 +91,21 @@ def live_claims_then(store: Store, user: str, moment: str, min_confidence: float
     """Every claim of the user live at ``moment``, as it was then, of confidence at least
     ``min_confidence`` then, most recently updated (then) first: what a context block as of a
     date picks its pinned claims and automatic memories from. Reads every claim made by
-    then."""
+    then (seconds at 100 000 claims), so the last moment's answer is kept until the store
+    changes: an agent asks several questions of one date. A fresh list."""
+    kept: dict[str, list[Claim]] = store.remembered(("live then", user), dict)
+    if moment not in kept:
+        kept.clear()  # one moment: its claims may be tens of megabytes
+        kept[moment] = _live_then(store, user, moment)
+    return [claim for claim in kept[moment] if claim.confidence >= min_confidence]
+
+
+def _live_then(store: Store, user: str, moment: str) -> list[Claim]:
     made = store.claims_made_by(user, moment)
     found = [
         claim
         for claim in claims_then(store, user, made, moment)
-        if claim is not None and live_then(claim, moment) and claim.confidence >= min_confidence
+        if claim is not None and live_then(claim, moment)
     ]
     found.sort(key=lambda claim: (claim.updated_at, claim.number), reverse=True)
     return found
