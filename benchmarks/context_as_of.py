@@ -8,10 +8,12 @@ The same copy of the server corpus and the same history as ``benchmarks/search_a
 single writes on 2026-02-01), so every claim that existed at the date asked has a change to
 undo: the worst case for a block as of a date, which reads every claim made by then as it
 was. ``lsp-memory mcp`` is spawned by the SDK's own client and asked once each way to warm
-up (the first block as of the date reads every claim made by then, and the server keeps
-that date's claims until the store changes: ``first_as_of_s``); then each of ``--queries`` prompts (the extraction set's words, with a reference to
-claim #12) is built with and without ``as_of``, alternating which goes first, each timed at
-the client; p50/p90/p99 (``benchmarks.common.percentile``) and the ratio of the medians.
+up, each timed (``first_now_s``, ``first_as_of_s``: the first block as of the date reads
+every claim made by then; each reading thread of the server keeps that date's claims until
+the store changes). Then each of ``--queries`` prompts (the extraction set's words, with a
+reference to claim #12) is built with and without ``as_of``, alternating which goes first,
+each timed at the client; p50/p90/p99 (``benchmarks.common.percentile``) and the ratio of
+the medians.
 """
 
 from __future__ import annotations
