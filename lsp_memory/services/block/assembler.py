@@ -118,7 +118,7 @@ class Assembler:
             if turns or tool_results or streamed is not None:
                 raise UserError("a context block as of a date cannot serve a conversation")
             resolutions, attached, pinned = self._then(build, as_of, resolutions, attached, pinned)
-            then = live_claims_then(store, user, as_of, MIN_CONFIDENCE)
+            then = live_claims_then(store, user, as_of, 0.0)
         counter = self._counter()
         shares = turn_budget or self.turn_budget
         if turns:
@@ -133,7 +133,7 @@ class Assembler:
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
             )
         if then is not None:
-            pins = [claim for claim in then if claim.pinned]
+            pins = [claim for claim in then if claim.pinned]  # pinned: whatever its confidence
         else:
             pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
         add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
@@ -171,7 +171,7 @@ class Assembler:
             tiers=self.tiers,
             load_search=self._search,
             min_similarity=self.min_similarity,
-            then=then,
+            then=None if then is None else [c for c in then if c.confidence >= MIN_CONFIDENCE],
         )
         if streamed is not None:
             asked = related_messages(
