@@ -18,15 +18,11 @@ the medians.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from pathlib import Path
 from typing import Any
 
-from benchmarks.common import arguments, emit, latency_ms, mcp_session, start_report
-from benchmarks.consolidate import environment
-from benchmarks.search_as_of import give_history
-from benchmarks.search_memory import queries
+from benchmarks.common import latency_ms, mcp_session
+from benchmarks.search_as_of import paired, run_as_of
 
 
 async def measure(env: dict[str, str], asked: list[str], as_of: str) -> dict[str, Any]:
@@ -38,16 +34,8 @@ async def measure(env: dict[str, str], asked: list[str], as_of: str) -> dict[str
         started = time.perf_counter()
         await session.call_tool("build_context", {"text": "warm up #12", "as_of": as_of})
         found["first_as_of_s"] = round(time.perf_counter() - started, 2)
-        samples: dict[str, list[float]] = {"now": [], "as_of": []}
-        for n, query in enumerate(asked):
-            for which in ("now", "as_of") if n % 2 == 0 else ("as_of", "now"):
-                given: dict[str, Any] = {"text": f"{query} #12"}
-                if which == "as_of":
-                    given["as_of"] = as_of
-                began = time.perf_counter()
-                result = await session.call_tool("build_context", given)
-                samples[which].append(time.perf_counter() - began)
-                assert not result.is_error, result.content
+        calls = [{"text": f"{query} #12"} for query in asked]
+        samples, _ = await paired(session, "build_context", calls, as_of)
         now, then = latency_ms(samples["now"]), latency_ms(samples["as_of"])
         found["build_context"] = {
             "now": now,
@@ -58,17 +46,7 @@ async def measure(env: dict[str, str], asked: list[str], as_of: str) -> dict[str
 
 
 def main() -> int:
-    parser = arguments(__doc__, seed=True, queries=10)
-    parser.add_argument("--work", type=Path, required=True, help="a copy of the server corpus")
-    parser.add_argument("--as-of", default="2024-06-30", help="the date asked (default mid-2024)")
-    args = parser.parse_args()
-    began = time.perf_counter()
-    results = start_report("context_as_of", parameters={**vars(args), "work": str(args.work)})
-    results["build"] = give_history(args.work)
-    asked = queries(args.queries, args.seed)
-    results.update(asyncio.run(measure(environment(args.work), asked, args.as_of)))
-    emit(results, as_json=args.json, table=print_blocks, began=began)
-    return 0
+    return run_as_of(__doc__, "context_as_of", 10, measure, print_blocks)
 
 
 def print_blocks(results: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -88,19 +89,11 @@ async def measure(env: dict[str, str], asked: list[str], as_of: str) -> dict[str
         await session.call_tool("search_memory", {"query": "warm up", "as_of": as_of})
         found["first_answers_s"] = round(time.perf_counter() - started, 2)
         for search_type in ("facts", "all"):
-            samples: dict[str, list[float]] = {"now": [], "as_of": []}
-            hits: dict[str, int] = {"now": 0, "as_of": 0}
-            for n, query in enumerate(asked):
-                order = ("now", "as_of") if n % 2 == 0 else ("as_of", "now")
-                for which in order:
-                    arguments = {"query": query, "search_type": search_type}
-                    if which == "as_of":
-                        arguments["as_of"] = as_of
-                    began = time.perf_counter()
-                    result = await session.call_tool("search_memory", arguments)
-                    samples[which].append(time.perf_counter() - began)
-                    assert not result.is_error, result.content
-                    hits[which] += len((result.structured_content or {})["results"])
+            calls = [{"query": query, "search_type": search_type} for query in asked]
+            samples, answers = await paired(session, "search_memory", calls, as_of)
+            hits = {
+                which: sum(len(a["results"]) for a in found) for which, found in answers.items()
+            }
             now, then = latency_ms(samples["now"]), latency_ms(samples["as_of"])
             found[search_type] = {
                 "now": now,
@@ -112,17 +105,48 @@ async def measure(env: dict[str, str], asked: list[str], as_of: str) -> dict[str
     return found
 
 
+async def paired(
+    session: Any, tool: str, calls: list[dict[str, Any]], as_of: str
+) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
+    """Each of ``calls`` (the tool's arguments) made without and with ``as_of``, which goes
+    first flipping each call (so a load change hits both): the seconds each took at the
+    client and the structured answers, by ``now`` and ``as_of``."""
+    samples: dict[str, list[float]] = {"now": [], "as_of": []}
+    answers: dict[str, list[dict[str, Any]]] = {"now": [], "as_of": []}
+    for n, call in enumerate(calls):
+        for which in ("now", "as_of") if n % 2 == 0 else ("as_of", "now"):
+            given = {**call, **({"as_of": as_of} if which == "as_of" else {})}
+            began = time.perf_counter()
+            result = await session.call_tool(tool, given)
+            samples[which].append(time.perf_counter() - began)
+            assert not result.is_error, result.content
+            answers[which].append(result.structured_content or {})
+    return samples, answers
+
+
 def main() -> int:
-    parser = arguments(__doc__, seed=True, queries=200)
+    return run_as_of(__doc__, "search_as_of", 200, measure, print_searches)
+
+
+def run_as_of(
+    doc: str | None,
+    name: str,
+    count: int,
+    measure: Callable[[dict[str, str], list[str], str], Coroutine[Any, Any, dict[str, Any]]],
+    table: Callable[[dict[str, Any]], None],
+) -> int:
+    """An as-of benchmark's run: its arguments, the history given to the copy of the corpus,
+    ``measure`` over ``--queries`` queries (``count`` by default), the report."""
+    parser = arguments(doc, seed=True, queries=count)
     parser.add_argument("--work", type=Path, required=True, help="a copy of the server corpus")
     parser.add_argument("--as-of", default="2024-06-30", help="the date asked (default mid-2024)")
     args = parser.parse_args()
     began = time.perf_counter()
-    results = start_report("search_as_of", parameters={**vars(args), "work": str(args.work)})
+    results = start_report(name, parameters={**vars(args), "work": str(args.work)})
     results["build"] = give_history(args.work)
     asked = queries(args.queries, args.seed)
     results.update(asyncio.run(measure(environment(args.work), asked, args.as_of)))
-    emit(results, as_json=args.json, table=print_searches, began=began)
+    emit(results, as_json=args.json, table=table, began=began)
     return 0
 
 
