@@ -103,7 +103,7 @@ def _in_order(want: str) -> re.Pattern[str]:
 
 def names_of(noteset: NoteSet) -> NameIndex:
     """The name index of ``noteset``, built on first use (at 10 000 notes, ~70 ms)."""
-    return derived(noteset, _build)
+    return derived(noteset, _build, notes_only=True)
 
 
 def _build(noteset: NoteSet) -> NameIndex:

@@ -219,6 +219,21 @@ class Vault(VaultView):
         self._saved = None if saved is None else SavedScan(saved, self._root, self.excludes)
         self._unsaved = False  # the notes read from disk changed since the last save
         self._first_scan = True
+        self._preloaded: tuple[set[str] | None, list[str]] | None = None
+
+    def preload(self) -> None:
+        """Publish the saved scan now, before the first scan walks the folder, and build its
+        name index here: a language server does this first on its indexing thread, so the
+        first ``[[`` after a start answers from the saved notes (and does not build the index
+        of 10 000 names, 70-160 ms, on the event loop). The first scan then goes on from it.
+        Nothing happens after the first scan or without a saved scan."""
+        if not self._first_scan or self._preloaded is not None:
+            return
+        warnings: list[str] = []
+        racy = self._load_saved(warnings)
+        self._preloaded = (racy, warnings)
+        if racy is not None:
+            names_of(self._noteset)
 
     def view(self) -> VaultView:
         """The vault as it is now, for one request: later scans publish new note sets and
@@ -237,7 +252,12 @@ class Vault(VaultView):
         started = time.perf_counter()
         warnings: list[str] = []
         with collector_paused(keep=self._first_scan):
-            loaded = self._load_saved(warnings)
+            if self._preloaded is not None:
+                loaded, early = self._preloaded
+                warnings += early
+                self._preloaded = None
+            else:
+                loaded = self._load_saved(warnings)
             files: list[str] = []
             found = self._folder.walk(warnings, files)
             result = self._refresh(found, None, warnings, started, loaded or ())

@@ -187,3 +187,61 @@ def test_a_first_scan_s_notes_are_left_out_of_the_cycle_collector_s_passes(
         assert gc.get_freeze_count() <= frozen and gc.isenabled()  # some freed since
     finally:
         gc.unfreeze()
+
+
+def test_preload_publishes_the_saved_scan_and_the_first_scan_goes_on_from_it(
+    root: Path, tmp_path: Path
+) -> None:
+    """A language server publishes the saved scan before the first scan walks the folder
+    (``[[`` completes from it at once), with its name index built; the first scan after it
+    still finds what changed since the save and repeats every note's warnings, as a first
+    scan without the preload does."""
+    saved = tmp_path / "v.scan"
+    write(root, "broken.md", "---\ntitle: [unclosed\n---\n# Broken\n")
+    Vault(root, saved=saved).scan()
+    write(root, "a.md", "# Changed title\n", mtime_ns=OLD_NS + 10**9)
+    write(root, "c.md", "# Gamma\n")
+    copy = tmp_path / "copy.scan"
+    copy.write_bytes(saved.read_bytes())
+    plain = Vault(root, saved=copy).scan()
+
+    vault = Vault(root, saved=saved)
+    vault.preload()
+    early = vault.view()
+    assert sorted(early.notes) == ["a.md", "broken.md", "sub/b.md"]  # as saved, not yet read
+    assert early.notes["a.md"].title == "Alpha"
+    assert [path for _, path in early.names().matches("bet", 5)] == ["sub/b.md"]
+    result = vault.scan()
+    assert (result.added, result.changed) == (plain.added, plain.changed) == (("c.md",), ("a.md",))
+    assert result.warnings == plain.warnings
+    assert vault.notes["a.md"].title == "Changed title"
+
+
+def test_the_preloaded_name_index_serves_the_first_scan_s_note_set(
+    root: Path, tmp_path: Path
+) -> None:
+    """A first scan that finds no note changed publishes the preloaded notes again with the
+    vault's other files: the name index built by the preload is the one ``[[`` then reads,
+    not built again on the first request."""
+    saved = tmp_path / "v.scan"
+    (root / "picture.png").write_bytes(b"png")
+    Vault(root, saved=saved).scan()
+    vault = Vault(root, saved=saved)
+    vault.preload()
+    early = vault.view()
+    assert not vault.scan().changed
+    later = vault.view()
+    assert later._noteset is not early._noteset  # the other files were added
+    assert later._noteset.notes is early._noteset.notes
+    assert later.names() is early.names()
+
+
+def test_preload_without_a_saved_scan_or_after_a_scan_does_nothing(
+    root: Path, tmp_path: Path
+) -> None:
+    vault = Vault(root, saved=tmp_path / "none.scan")
+    vault.preload()
+    assert not vault.view().notes
+    assert vault.scan().added == ("a.md", "sub/b.md")
+    vault.preload()
+    assert sorted(vault.notes) == ["a.md", "sub/b.md"]
