@@ -230,10 +230,7 @@ class Vault(VaultView):
         if not self._first_scan or self._preloaded is not None:
             return
         warnings: list[str] = []
-        racy = self._load_saved(warnings)
-        self._preloaded = (racy, warnings)
-        if racy is not None:
-            names_of(self._noteset)
+        self._preloaded = (self._load_saved(warnings, names=True), warnings)
 
     def view(self) -> VaultView:
         """The vault as it is now, for one request: later scans publish new note sets and
@@ -273,9 +270,10 @@ class Vault(VaultView):
                 self._unsaved = False
             return result
 
-    def _load_saved(self, warnings: list[str]) -> set[str] | None:
+    def _load_saved(self, warnings: list[str], *, names: bool = False) -> set[str] | None:
         """On the first scan, publish the saved scan's notes (so readers have them at once)
-        and return the paths to read again whatever their stat says; None without one."""
+        and return the paths to read again whatever their stat says; None without one.
+        ``names``: their name index is built before they are published."""
         first, self._first_scan = self._first_scan, False
         if self._saved is None or not first or self._noteset is not EMPTY:
             return None
@@ -284,7 +282,12 @@ class Vault(VaultView):
             self._unsaved = True  # nothing usable on disk: save this scan
             return None
         notes, racy = found
-        self._publish(notes, ())
+        noteset = self._noteset.updated(notes, ()) if notes else self._noteset
+        if names:
+            # Before the notes are published: a `[[` that sees them finds the index built
+            # (else it builds one too, on the event loop, beside this thread).
+            names_of(noteset)
+        self._noteset = noteset
         return racy
 
     def update(self, path: Path) -> ScanResult:

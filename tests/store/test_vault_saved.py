@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from lsp_memory.notes import Vault
+from lsp_memory.notes import Vault, derived
 from lsp_memory.notes import saved as saved_module
 from lsp_memory.notes.saved import RACY_NS, SavedScan
 
@@ -208,6 +208,7 @@ def test_preload_publishes_the_saved_scan_and_the_first_scan_goes_on_from_it(
     vault = Vault(root, saved=saved)
     vault.preload()
     early = vault.view()
+    assert any(key is early._noteset.notes for key, _, _ in derived._KEPT)  # names built
     assert sorted(early.notes) == ["a.md", "broken.md", "sub/b.md"]  # as saved, not yet read
     assert early.notes["a.md"].title == "Alpha"
     assert [path for _, path in early.names().matches("bet", 5)] == ["sub/b.md"]
