@@ -246,3 +246,24 @@ def test_preload_without_a_saved_scan_or_after_a_scan_does_nothing(
     assert vault.scan().added == ("a.md", "sub/b.md")
     vault.preload()
     assert sorted(vault.notes) == ["a.md", "sub/b.md"]
+
+
+def test_preloaded_notes_are_left_out_of_the_cycle_collector_s_passes(
+    root: Path, tmp_path: Path
+) -> None:
+    """A preload decodes the saved scan as a first scan does: with the cycle collector
+    paused and its notes frozen out of its reach after (without, its passes over the
+    decoded links made the first `[[` after a start ~2 s later at load 10)."""
+    import gc
+
+    saved = tmp_path / "scan"
+    Vault(root, saved=saved).scan()
+    gc.unfreeze()
+    vault = Vault(root, saved=saved)
+    try:
+        vault.preload()
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+        note = vault.view().notes["a.md"]
+        assert not any(found is note for found in gc.get_objects())
+    finally:
+        gc.unfreeze()
