@@ -227,6 +227,8 @@ class Session:
 
         def run() -> None:
             try:
+                for vault in self.app.vaults:  # `[[` completes from the saved scans at once
+                    vault.preload()
                 # The first sync writes the indexes, or follows another process that does.
                 report = self.app.keeper.sync(progress=progress)
             except Exception as error:

@@ -14,20 +14,23 @@ from lsp_memory.notes.noteset import NoteSet
 T = TypeVar("T")
 
 _LOCK = threading.Lock()
-_KEPT: list[tuple[NoteSet, Callable[[NoteSet], Any], Any]] = []
+_KEPT: list[tuple[object, Callable[[NoteSet], Any], Any]] = []
 _KEEP = 8  # a few vaults, each with its latest note set and the one before, two kinds each
 
 
-def derived(noteset: NoteSet, build: Callable[[NoteSet], T]) -> T:
+def derived(noteset: NoteSet, build: Callable[[NoteSet], T], *, notes_only: bool = False) -> T:
     """``build(noteset)``, computed on first use and then remembered (two threads asking
-    at once may both build it; either result is the same)."""
+    at once may both build it; either result is the same). ``notes_only``: ``build`` reads
+    the notes alone, so a note set that differs only in the vault's other files (the first
+    scan's, after the saved scan was published) shares the value."""
+    key: object = noteset.notes if notes_only else noteset
     with _LOCK:
         for kept, builder, value in _KEPT:
-            if kept is noteset and builder is build:
+            if kept is key and builder is build:
                 found: T = value
                 return found
     value = build(noteset)
     with _LOCK:
-        _KEPT.insert(0, (noteset, build, value))
+        _KEPT.insert(0, (key, build, value))
         del _KEPT[_KEEP:]
     return value

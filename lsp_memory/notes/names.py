@@ -47,24 +47,33 @@ class NameIndex:
             self._starts.append(offset)
             offset += len(line) + 1
         self._sorted = sorted(zip(lines, self._paths, strict=True))
+        # The sorted names alone, and each one's note as its place in ``_shortest``: the
+        # notes a prefix's range of names holds, best first, without a sort of their paths.
+        rank = {path: i for i, path in enumerate(self._shortest)}
+        self._sorted_names = [name for name, _ in self._sorted]
+        self._sorted_ranks = [rank[path] for _, path in self._sorted]
 
     def matches(self, typed: str, enough: int) -> list[tuple[int, str]]:
         """``(level, path)`` of the notes whose names match ``typed`` (casefolded here),
         by level, then shorter path, then path; complete up to the level at which at least
-        ``enough`` notes were found, and at the last level (letters in order) the first ones
-        in that order until there are ``enough`` (a note's level is its best name's)."""
+        ``enough`` notes were found, but at level 0 (a name starts with it) and at the last
+        level (letters in order) only the first ``enough`` in that order (a note's level is
+        its best name's)."""
         want = typed.strip().casefold()
         if not want:
             return [(0, path) for path in self._shortest[:enough]]
-        found: dict[str, int] = {}
         # Level 0 by bisection in the sorted names: enough notes there (a letter or two
-        # typed) and no other level can place.
-        at = bisect_left(self._sorted, (want,))
-        while at < len(self._sorted) and self._sorted[at][0].startswith(want):
-            found[self._sorted[at][1]] = 0
-            at += 1
-        if len(found) >= enough:
-            return sorted(((0, path) for path in found), key=lambda item: (len(item[1]), item[1]))
+        # typed) and no other level can place. Only the best ``enough`` are ordered: "a"
+        # starts names of 2 500 of 10 000 notes, and sorting their paths took 10-20 ms.
+        names = self._sorted_names
+        at = bisect_left(names, want)
+        end = at
+        while end < len(names) and names[end].startswith(want):
+            end += 1
+        best = sorted(set(self._sorted_ranks[at:end]))
+        if len(best) >= enough:
+            return [(0, self._shortest[rank]) for rank in best[:enough]]
+        found = {self._shortest[rank]: 0 for rank in best}
         # Levels 0-2 in one pass over every occurrence (a literal search, the fastest kind);
         # where it starts says its level. A typed separator cannot be inside a word, so such
         # input has no level 1, and then an overlapping occurrence finditer skips could not
@@ -103,7 +112,7 @@ def _in_order(want: str) -> re.Pattern[str]:
 
 def names_of(noteset: NoteSet) -> NameIndex:
     """The name index of ``noteset``, built on first use (at 10 000 notes, ~70 ms)."""
-    return derived(noteset, _build)
+    return derived(noteset, _build, notes_only=True)
 
 
 def _build(noteset: NoteSet) -> NameIndex:

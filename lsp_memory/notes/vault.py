@@ -219,6 +219,20 @@ class Vault(VaultView):
         self._saved = None if saved is None else SavedScan(saved, self._root, self.excludes)
         self._unsaved = False  # the notes read from disk changed since the last save
         self._first_scan = True
+        self._preloaded: tuple[set[str] | None, list[str]] | None = None
+
+    def preload(self) -> None:
+        """Publish the saved scan now, before the first scan walks the folder, and build its
+        name index here: a language server does this first on its indexing thread, so the
+        first ``[[`` after a start answers from the saved notes (and does not build the index
+        of 10 000 names, 70-160 ms, on the event loop). The first scan then goes on from it.
+        Nothing happens after the first scan or without a saved scan."""
+        if not self._first_scan or self._preloaded is not None:
+            return
+        warnings: list[str] = []
+        # As in a first scan: 66 000 link objects made at once, for the process's life.
+        with collector_paused(keep=True):
+            self._preloaded = (self._load_saved(warnings, names=True), warnings)
 
     def view(self) -> VaultView:
         """The vault as it is now, for one request: later scans publish new note sets and
@@ -237,7 +251,12 @@ class Vault(VaultView):
         started = time.perf_counter()
         warnings: list[str] = []
         with collector_paused(keep=self._first_scan):
-            loaded = self._load_saved(warnings)
+            if self._preloaded is not None:
+                loaded, early = self._preloaded
+                warnings += early
+                self._preloaded = None
+            else:
+                loaded = self._load_saved(warnings)
             files: list[str] = []
             found = self._folder.walk(warnings, files)
             result = self._refresh(found, None, warnings, started, loaded or ())
@@ -253,9 +272,10 @@ class Vault(VaultView):
                 self._unsaved = False
             return result
 
-    def _load_saved(self, warnings: list[str]) -> set[str] | None:
+    def _load_saved(self, warnings: list[str], *, names: bool = False) -> set[str] | None:
         """On the first scan, publish the saved scan's notes (so readers have them at once)
-        and return the paths to read again whatever their stat says; None without one."""
+        and return the paths to read again whatever their stat says; None without one.
+        ``names``: their name index is built before they are published."""
         first, self._first_scan = self._first_scan, False
         if self._saved is None or not first or self._noteset is not EMPTY:
             return None
@@ -264,7 +284,12 @@ class Vault(VaultView):
             self._unsaved = True  # nothing usable on disk: save this scan
             return None
         notes, racy = found
-        self._publish(notes, ())
+        noteset = self._noteset.updated(notes, ()) if notes else self._noteset
+        if names:
+            # Before the notes are published: a `[[` that sees them finds the index built
+            # (else it builds one too, on the event loop, beside this thread).
+            names_of(noteset)
+        self._noteset = noteset
         return racy
 
     def update(self, path: Path) -> ScanResult:

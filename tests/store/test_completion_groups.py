@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lsp_memory.ids import name_key
-from lsp_memory.services.editor.completion import Completer, typed_at
+from lsp_memory.services.editor.completion import LIMIT, Completer, typed_at
 from lsp_memory.services.memory.interchange import import_records
 from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import Store, open_store
@@ -112,3 +112,36 @@ def test_another_users_groups_are_never_given(grouped: Store) -> None:
     assert groups_completed(grouped, "mallory", "secret") == {"@secret_x"}
     assert groups_completed(grouped, USER, "secret") == set()
     assert typed_at("@secret", 7) is not None
+
+
+def test_only_the_contexts_that_can_be_listed_are_read(kb: Store) -> None:
+    """120 contexts match ``@p``: the items are the first LIMIT of them in the items' order
+    (an id starting with the input first, then by id) — as when every match was read — but
+    only LIMIT + 1 contexts are read and made into items (`@` alone read all 2 000 contexts
+    of the benchmark's store per keystroke)."""
+    lines = [
+        {"kind": "context", "name": f"Plan {n:03d}", "friendly_id": f"{prefix}_{n:03d}"}
+        for n in range(60)
+        for prefix in ("proj", "area")  # "area_…" matches by its name's key ("plan_…")
+    ]
+    import_records(kb, "\n".join(json.dumps(x) for x in lines).encode(), user=USER, source="p")
+    expected = sorted(
+        (
+            f"@{friendly_id}"
+            for _, friendly_id, name in kb.context_names(USER)
+            if name.startswith("Plan")
+        ),
+        key=lambda label: (not label.startswith("@p"), label),
+    )[:LIMIT]
+    typed = typed_at("@p", 2)
+    assert typed is not None
+    statements: list[str] = []
+    kb._db.set_trace_callback(statements.append)
+    try:
+        found, incomplete = Completer(kb, None, (), USER).complete(typed)
+    finally:
+        kb._db.set_trace_callback(None)
+    assert [c.label for c in found if c.kind == "context"] == expected and incomplete
+    read = [s for s in statements if "FROM contexts x" in s and "json_each" in s]
+    assert len(read) == 1
+    assert len(json.loads(read[0].split("json_each('", 1)[1].split("')", 1)[0])) == LIMIT + 1

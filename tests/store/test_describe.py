@@ -13,11 +13,11 @@ import pytest
 
 from lsp_memory import refs
 from lsp_memory.notes import Vault
-from lsp_memory.services.editor.describe import Describer, Page, write_page
+from lsp_memory.services.editor.describe import Describer, Page, _claim_line, write_page
 from lsp_memory.services.kernel.resolver import parse_argument
 from lsp_memory.services.kernel.tokens import o200k
 from lsp_memory.services.memory.interchange import add_record
-from lsp_memory.store.sqlite import Store
+from lsp_memory.store.sqlite import Store, open_store
 from tests.conftest import DATA, USER
 
 
@@ -287,3 +287,54 @@ def test_sub_contexts_and_referrers_are_the_users_own(kb: Store, describer: Desc
     page = describer.page(describer.resolver.resolve(parse_argument("@alice_ent")))
     assert page is not None
     assert "mal_team" not in page.text and "@eng_team (Engineering)" in page.text
+
+
+def _listed_lines(text: str) -> list[str]:
+    """The claim lines of a page's "Claims" section."""
+    return text.split("## Claims\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+
+
+def test_group_pages_list_each_claim_as_its_whole_record_shows_it(kb: Store) -> None:
+    """A context's, tag's or domain's page reads its claims lean (number, id, primary type,
+    status, statement: the store's ``Listed``); every line is the one the whole claim gives,
+    its first type included (#11 and #16 have two), for every group of the fixture."""
+    describer = Describer(kb, USER)
+    domains = [row[0] for row in kb._db.execute("SELECT DISTINCT domain FROM claim_domains")]
+    groups = [
+        *(
+            (f"@{c.friendly_id}", kb.claims_in_context(USER, c.context_id))
+            for c in kb.contexts(USER)
+        ),
+        *((f"@{t.friendly_id}", kb.claims_with_tag(USER, t.friendly_id)) for t in kb.tags(USER)),
+        *((f"@{d}_domain", kb.claims_in_domain(USER, d)) for d in domains),
+    ]
+    types: set[tuple[str, ...]] = set()
+    for ref, claims in groups:
+        expected = [_claim_line(c, ids=True) for c in claims] or ["None."]
+        assert _listed_lines(page(describer, ref).text) == expected, ref
+        types |= {c.claim_types for c in claims}
+    assert ("goal", "constraint") in types and ("constraint", "decision") in types
+
+
+def test_a_group_page_is_built_once_per_store_change(kb: Store, tmp_path: Path) -> None:
+    """Going to a context's definition again reads none of its claims while the store is
+    unchanged (a root context's page of 200 claims took ~20 ms per request at 100k claims);
+    a write through another connection (the command line's) shows on the next one."""
+    describer = Describer(kb, USER)
+    pages = tmp_path / "pages"
+    first = describer.definition_at("@root_ctx", 1, pages)
+    assert first is not None
+    statements: list[str] = []
+    kb._db.set_trace_callback(statements.append)
+    try:
+        again = describer.definition_at("@root_ctx", 1, pages)
+    finally:
+        kb._db.set_trace_callback(None)
+    assert again == first
+    assert not [s for s in statements if "group_claims" in s or "claim_types" in s], statements
+    with open_store(kb.path.parent) as other:
+        record = {"kind": "claim", "statement": "Root news", "contexts": ["root_ctx"]}
+        add_record(other, record, user=USER)
+    written = describer.definition_at("@root_ctx", 1, pages)
+    assert written is not None
+    assert "Root news" in written.path.read_text(encoding="utf-8")

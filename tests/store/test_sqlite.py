@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from lsp_memory.model import ClaimStatus, Context
 from lsp_memory.services.memory.interchange import add_record
 from lsp_memory.store.schema import MIGRATIONS, SCHEMA_VERSION
 from lsp_memory.store.sqlite import STORE_FILE, EpisodeRef, Store, migrate, open_store
+from lsp_memory.store.sqlite.connection import REMEMBERED
 from tests.conftest import USER, snapshot
 
 
@@ -339,3 +341,21 @@ def test_a_version_4_store_learns_where_each_claim_came_from(tmp_path: Path) -> 
     with open_store(tmp_path) as upgraded:
         origins = {c.number: c.origin for c in upgraded.claims(USER)}
         assert origins == {1: "stated", 2: "inferred", 3: "stated"}
+
+
+def test_remembered_values_are_bounded_least_recently_computed_first(store: Store) -> None:
+    """``remembered`` keeps a value per key until the store changes, and at most
+    ``REMEMBERED`` of them per connection (a record page is one: a session that opens
+    thousands of pages does not keep them all)."""
+    computed: list[int] = []
+
+    def compute(key: int) -> int:
+        computed.append(key)
+        return key * 2
+
+    for key in range(REMEMBERED + 1):
+        assert store.remembered(("n", key), partial(compute, key)) == key * 2
+    assert store.remembered(("n", REMEMBERED), lambda: compute(-1)) == REMEMBERED * 2
+    assert store.remembered(("n", 1), lambda: compute(-1)) == 2  # kept
+    assert store.remembered(("n", 0), lambda: compute(0)) == 0  # dropped: computed again
+    assert computed == [*range(REMEMBERED + 1), 0]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from lsp_memory.notes import Vault
+from lsp_memory.notes import Vault, derived
 from lsp_memory.notes import saved as saved_module
 from lsp_memory.notes.saved import RACY_NS, SavedScan
 
@@ -164,12 +164,15 @@ def test_an_unwritable_cache_folder_only_costs_the_saving(root: Path, tmp_path: 
     assert result.added == ("a.md", "sub/b.md")
 
 
+@pytest.mark.parametrize("preload", [False, True], ids=["scan", "preload then scan"])
 def test_a_first_scan_s_notes_are_left_out_of_the_cycle_collector_s_passes(
-    root: Path, tmp_path: Path
+    root: Path, tmp_path: Path, preload: bool
 ) -> None:
     """The notes of a first scan live as long as the process: they are frozen out of the
     cycle collector's reach (its next passes examined them all again, ~0.2 s of CPU after
-    10 000 notes); later scans freeze nothing, and the collector runs again after each."""
+    10 000 notes); later scans freeze nothing, and the collector runs again after each. A
+    language server's preload decodes the saved scan the same way (outside the pause, the
+    collector's passes made the first `[[` after a start ~2 s later at load 10)."""
     import gc
 
     saved = tmp_path / "scan"
@@ -177,6 +180,8 @@ def test_a_first_scan_s_notes_are_left_out_of_the_cycle_collector_s_passes(
     gc.unfreeze()
     vault = Vault(root, saved=saved)
     try:
+        if preload:
+            vault.preload()
         vault.scan()
         frozen = gc.get_freeze_count()
         assert frozen > 0 and gc.isenabled()
@@ -187,3 +192,62 @@ def test_a_first_scan_s_notes_are_left_out_of_the_cycle_collector_s_passes(
         assert gc.get_freeze_count() <= frozen and gc.isenabled()  # some freed since
     finally:
         gc.unfreeze()
+
+
+def test_preload_publishes_the_saved_scan_and_the_first_scan_goes_on_from_it(
+    root: Path, tmp_path: Path
+) -> None:
+    """A language server publishes the saved scan before the first scan walks the folder
+    (``[[`` completes from it at once), with its name index built; the first scan after it
+    still finds what changed since the save and repeats every note's warnings, as a first
+    scan without the preload does."""
+    saved = tmp_path / "v.scan"
+    write(root, "broken.md", "---\ntitle: [unclosed\n---\n# Broken\n")
+    Vault(root, saved=saved).scan()
+    write(root, "a.md", "# Changed title\n", mtime_ns=OLD_NS + 10**9)
+    write(root, "c.md", "# Gamma\n")
+    copy = tmp_path / "copy.scan"
+    copy.write_bytes(saved.read_bytes())
+    plain = Vault(root, saved=copy).scan()
+
+    vault = Vault(root, saved=saved)
+    vault.preload()
+    early = vault.view()
+    assert any(key is early._noteset.notes for key, _, _ in derived._KEPT)  # names built
+    assert sorted(early.notes) == ["a.md", "broken.md", "sub/b.md"]  # as saved, not yet read
+    assert early.notes["a.md"].title == "Alpha"
+    assert [path for _, path in early.names().matches("bet", 5)] == ["sub/b.md"]
+    result = vault.scan()
+    assert (result.added, result.changed) == (plain.added, plain.changed) == (("c.md",), ("a.md",))
+    assert result.warnings == plain.warnings
+    assert vault.notes["a.md"].title == "Changed title"
+
+
+def test_the_preloaded_name_index_serves_the_first_scan_s_note_set(
+    root: Path, tmp_path: Path
+) -> None:
+    """A first scan that finds no note changed publishes the preloaded notes again with the
+    vault's other files: the name index built by the preload is the one ``[[`` then reads,
+    not built again on the first request."""
+    saved = tmp_path / "v.scan"
+    (root / "picture.png").write_bytes(b"png")
+    Vault(root, saved=saved).scan()
+    vault = Vault(root, saved=saved)
+    vault.preload()
+    early = vault.view()
+    assert not vault.scan().changed
+    later = vault.view()
+    assert later._noteset is not early._noteset  # the other files were added
+    assert later._noteset.notes is early._noteset.notes
+    assert later.names() is early.names()
+
+
+def test_preload_without_a_saved_scan_or_after_a_scan_does_nothing(
+    root: Path, tmp_path: Path
+) -> None:
+    vault = Vault(root, saved=tmp_path / "none.scan")
+    vault.preload()
+    assert not vault.view().notes
+    assert vault.scan().added == ("a.md", "sub/b.md")
+    vault.preload()
+    assert sorted(vault.notes) == ["a.md", "sub/b.md"]

@@ -57,3 +57,17 @@ def test_no_name_or_input_backtracks() -> None:
     hours here (and the suite would hang, which CI reports); the possessive one answers."""
     notes = {f"n{i}.md": note(f"n{i}.md", "a" * 180 + str(i)) for i in range(2000)}
     assert NameIndex(notes).matches("a" * 30 + "b", 51) == []
+
+
+def test_a_letter_that_starts_thousands_of_names_gives_the_first_enough() -> None:
+    """One letter typed over a large vault: the first ``enough`` notes in order, not every
+    note with a name starting with it, sorted on each keystroke (2 500 for "a" at 10 000
+    notes: 10-20 ms of the request)."""
+    notes = {
+        f"{folder}/{word}{i}.md": note(f"{folder}/{word}{i}.md", f"{word.title()} {i}")
+        for i in range(1500)
+        for folder, word in (("areas", "bee"), ("journal", "apple"), ("people", "cat"))
+    }
+    found = NameIndex(notes).matches("a", 51)
+    assert found == brute_force(notes, "a")[:51]
+    assert found[0] == (0, "areas/bee0.md") and found[-1][0] == 0

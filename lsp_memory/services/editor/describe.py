@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import (
@@ -227,6 +227,15 @@ class Describer:
         if resolution.kind == "claim":
             claim = resolution.claims[0]
             return Page("claim", claim.friendly_id, self._claim_page(claim))
+        if resolution.kind in ("context", "tag", "domain"):
+            # Read from the store alone (up to PAGE_CLAIMS claims, their text escaped: a root
+            # context's ~20 ms), so kept until the store changes, by any process.
+            key = ("page", self.user, resolution.kind, resolution.id)
+            return self.store.remembered(key, lambda: self._group_page(resolution))
+        return self._group_page(resolution)
+
+    def _group_page(self, resolution: Resolution) -> Page | None:
+        """The page of an entity, context, tag or domain."""
         if resolution.context is not None:
             context = resolution.context
             text = self._context_page(context, self._group(resolution, PAGE_CLAIMS))
@@ -665,12 +674,28 @@ def _day(timestamp: str | None) -> str:
     return timestamp[:10] if timestamp else "…"
 
 
-def _claim_ref(claim: Claim) -> str:
+def _claim_ref(claim: _Line) -> str:
     return f"#{claim.number} @{claim.friendly_id}"
 
 
 def _listed(label: str, ids: tuple[str, ...] | None) -> str:
     return f"{label} " + ", ".join(f"@{i}" for i in ids) if ids else ""
+
+
+class _Line(Protocol):
+    """What a claim's line in a listing shows: a whole ``Claim`` (an entity's claims) or the
+    store's ``Listed`` (a context's, tag's or domain's, read lean)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def friendly_id(self) -> str: ...
+    @property
+    def status(self) -> ClaimStatus: ...
+    @property
+    def statement(self) -> str: ...
+    @property
+    def claim_type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -680,7 +705,7 @@ class _Group:
 
     count: int
     tokens: int
-    shown: Sequence[Claim]
+    shown: Sequence[_Line]
 
     @classmethod
     def of(cls, claims: Sequence[Claim]) -> _Group:
@@ -699,7 +724,7 @@ def _cost(claims: _Group) -> str:
     return f" · {claims.tokens} tokens" if claims.count else ""
 
 
-def _claim_line(claim: Claim, *, ids: bool) -> str:
+def _claim_line(claim: _Line, *, ids: bool) -> str:
     """One claim in a list: number (and id), type, status when not active, statement."""
     status = "" if claim.status is ClaimStatus.ACTIVE else f", {claim.status.value}"
     who = _claim_ref(claim) if ids else f"#{claim.number}"

@@ -34,7 +34,7 @@ from lsp_memory.store.sqlite.connection import (
 )
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
-from lsp_memory.store.sqlite.groups import Groups, GroupSize
+from lsp_memory.store.sqlite.groups import Groups, GroupSize, Listed
 from lsp_memory.store.sqlite.history import ClaimEvent, History
 from lsp_memory.store.sqlite.lifecycle import (
     ChangedSince,
@@ -72,6 +72,7 @@ __all__ = [
     "FieldChange",
     "GroupSize",
     "LaterRuns",
+    "Listed",
     "NewItem",
     "ReviewItem",
     "Run",

@@ -28,6 +28,9 @@ from lsp_memory.store.schema import (
 
 STORE_FILE = "memory.sqlite3"
 DEFAULT_BUSY_TIMEOUT_MS = 5000
+REMEMBERED = 256
+"""Values ``StoreBase.remembered`` keeps per connection; a record page is one of them (up to
+~20 kB), so a session that opens thousands of pages keeps the latest 256."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,7 +104,11 @@ class StoreBase:
         if found is not None and found[0] == stamp:
             return found[1]  # type: ignore[return-value]
         value = compute()
+        self._remembered.pop(key, None)
         self._remembered[key] = (stamp, value)
+        while len(self._remembered) > REMEMBERED:
+            # The least recently computed goes: record pages are kept per record.
+            del self._remembered[next(iter(self._remembered))]
         return value
 
     # -- life cycle -------------------------------------------------------------------------

@@ -8,12 +8,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lsp_memory.model import Claim
+from lsp_memory.model import ClaimStatus
 from lsp_memory.store.sqlite.connection import _translated
-from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _LIVE, ClaimLoader
+from lsp_memory.store.sqlite.rows import _LIVE, _STATUS, ClaimLoader
 
 GROUP_KINDS = ("context", "tag", "domain")
 _TREES = {"context": "contexts", "tag": "tags"}
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A claim as a group's listing shows it: what a hover's or a page's line needs, read in
+    one query (a page of 200 claims loaded as whole ``Claim`` records, with their types and
+    domains, took ~10 ms of a root context's 20 ms definition)."""
+
+    claim_id: str
+    number: int
+    friendly_id: str
+    status: ClaimStatus
+    statement: str
+    claim_type: str
+    """The claim's primary type (its first), "fact" when it has none."""
+
+
+# A claim's line, its primary type read by the primary key (claim, pos).
+_LISTED_COLUMNS = (
+    "c.claim_id, c.number, c.friendly_id, c.status, c.statement, "
+    "(SELECT t.type FROM claim_types t WHERE t.claim = c.id ORDER BY t.pos LIMIT 1)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +49,9 @@ class GroupSize:
     """The ``line_tokens`` of those claims that have one, summed."""
     uncounted: tuple[str, ...]
     """The statements of those claims without a ``line_tokens`` yet."""
-    first: tuple[Claim, ...]
+    first: tuple[Listed, ...]
     """The newest claims (as the listings order them), as many as were asked for."""
-    last: Claim | None
+    last: Listed | None
     """The oldest claim: the last of the listing, or None when there is none."""
 
 
@@ -84,7 +106,7 @@ class Groups(ClaimLoader):
 
     def _ends(
         self, user: str, kind: str, group: object, size: int, limit: int, *, newest: bool
-    ) -> list[Claim]:
+    ) -> list[Listed]:
         """The group's ``limit`` newest (or oldest) live claims. A group holding a large
         share of the user's claims is found by walking the user's claims by time and keeping
         those in it (a few dozen rows for a root context); a small one by sorting its own."""
@@ -97,7 +119,7 @@ class Groups(ClaimLoader):
         # Walking reads ~limit × highest / size rows; sorting reads the group's own size.
         if size * size >= limit * highest:
             sql = (
-                f"SELECT {_CLAIM_COLUMNS} FROM claims c INDEXED BY claims_user_updated "
+                f"SELECT {_LISTED_COLUMNS} FROM claims c INDEXED BY claims_user_updated "
                 f"WHERE c.user = ? AND c.status IN {_LIVE} AND EXISTS (SELECT 1 FROM "
                 "group_claims m WHERE m.kind = ? AND m.grp = ? AND m.claim = c.id) "
                 f"ORDER BY c.updated_at {order}, c.number {order} LIMIT ?"
@@ -105,13 +127,17 @@ class Groups(ClaimLoader):
             params: tuple[object, ...] = (user, kind, group, limit)
         else:
             sql = (
-                f"SELECT {_CLAIM_COLUMNS} FROM group_claims m CROSS JOIN claims c "
+                f"SELECT {_LISTED_COLUMNS} FROM group_claims m CROSS JOIN claims c "
                 "ON c.id = m.claim WHERE m.kind = ? AND m.grp = ? AND c.user = ? "
                 f"AND c.status IN {_LIVE} ORDER BY c.updated_at {order}, c.number {order} "
                 "LIMIT ?"
             )
             params = (kind, group, user, limit)
-        return self._load(sql, params, links=False)
+        rows = self._db.execute(sql, params).fetchall()
+        return [
+            Listed(row[0], row[1], row[2], _STATUS[row[3]], row[4], row[5] or "fact")
+            for row in rows
+        ]
 
     @_translated
     def uncounted_claims(self, limit: int) -> list[tuple[int, str]]:
