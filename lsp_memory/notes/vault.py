@@ -54,10 +54,15 @@ class VaultView:
     """The notes of one vault as one note set has them, their ``[[link]]`` resolution and
     backlinks: what a request reads (``Vault.view``), unchanged by later scans."""
 
-    def __init__(self, root: Path, folder: Folder, noteset: NoteSet) -> None:
+    def __init__(
+        self, root: Path, folder: Folder, noteset: NoteSet, *, loaded: bool = True
+    ) -> None:
         self.root = root
         self._folder = folder
         self._noteset = noteset
+        # False until the vault's notes were first published (from the saved scan or a
+        # scan): an empty view then means "not known yet", not "no notes".
+        self.loaded = loaded
 
     @property
     def notes(self) -> Mapping[str, Note]:
@@ -104,7 +109,8 @@ class VaultView:
     def moved(self, put: Mapping[str, Note], gone: Iterable[str]) -> VaultView:
         """What this view would be with the notes of ``put`` at their paths and those at
         ``gone`` removed: a file rename planned before it happens. The vault is unchanged."""
-        return VaultView(self.root, self._folder, self._noteset.updated(put, list(gone)))
+        noteset = self._noteset.updated(put, list(gone))
+        return VaultView(self.root, self._folder, noteset, loaded=self.loaded)
 
     def note_at(self, path: Path) -> Note | None:
         """The note indexed for the file ``path`` (absolute, or relative to the vault), or
@@ -211,7 +217,7 @@ class Vault(VaultView):
         """The vault at ``root``; ``saved``: a file where its scans are kept between
         processes (see :mod:`lsp_memory.notes.saved`), so a first scan reads only the
         files that changed since."""
-        super().__init__(Path(root).resolve(), Folder(root, excludes=excludes), EMPTY)
+        super().__init__(Path(root).resolve(), Folder(root, excludes=excludes), EMPTY, loaded=False)
         self.excludes = tuple(excludes)
         self._root = str(self.root)
         # Paths whose note comes from an editor buffer (update_text), not from the disk.
@@ -237,7 +243,7 @@ class Vault(VaultView):
     def view(self) -> VaultView:
         """The vault as it is now, for one request: later scans publish new note sets and
         leave this one as it was."""
-        return VaultView(self.root, self._folder, self._noteset)
+        return VaultView(self.root, self._folder, self._noteset, loaded=self.loaded)
 
     def scan(self) -> ScanResult:
         """Bring the vault up to date with the disk.
@@ -261,6 +267,7 @@ class Vault(VaultView):
             found = self._folder.walk(warnings, files)
             result = self._refresh(found, None, warnings, started, loaded or ())
             self._noteset = self._noteset.with_files(frozenset(files))
+            self.loaded = True
             if loaded is not None:
                 # A first scan reports every note's warnings, read now or before.
                 current = self._noteset.notes
@@ -290,6 +297,7 @@ class Vault(VaultView):
             # (else it builds one too, on the event loop, beside this thread).
             names_of(noteset)
         self._noteset = noteset
+        self.loaded = True
         return racy
 
     def update(self, path: Path) -> ScanResult:

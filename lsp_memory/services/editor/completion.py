@@ -256,7 +256,10 @@ class Completer:
             found = self._blocks(typed.note, typed.prefix)
         else:
             found = self._headings(typed.note, typed.prefix)
-        return found[:LIMIT], len(found) > LIMIT or typed.kind == "memory"
+        # Before a vault's notes are first known (a server just started), `[[` may find
+        # nothing: the client asks again as the user types, instead of keeping that.
+        waiting = typed.kind == "note" and not all(vault.loaded for vault in self.vaults)
+        return found[:LIMIT], len(found) > LIMIT or typed.kind == "memory" or waiting
 
     # -- @ ----------------------------------------------------------------------------------
 
