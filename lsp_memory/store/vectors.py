@@ -595,6 +595,11 @@ RESCORE_PER_RESULT = 4
 the last of them) that its int8 scan ranks best. On the 117k vectors of the benchmark corpus
 no float32 top 10 had a member ranked below 15th by the scan (docs/benchmarks.md)."""
 
+HASH_IDS_AFTER = 2048
+"""After this many ids looked up one at a time in a vector file, the file's ids are hashed
+(``VectorFile.hash_ids``, ~0.1 s at 207k rows) and looked up by hash from then on: a
+command line process that searches once never pays for it, a server does after ~16 searches."""
+
 
 class VectorIndex:
     """Exact cosine search over unit vectors tagged with doc id, user, kind and status.
@@ -630,6 +635,7 @@ class VectorIndex:
         self._base_codes = np.zeros((3, 0), dtype=np.int32)  # user, kind, status; our codes
         self._base_live = 0
         self._base_index: dict[str, int] | None = None
+        self._base_lookups = 0  # ids looked up in the vector file one at a time: see HASH_IDS_AFTER
         self._quant: npt.NDArray[np.int8] | None = None  # see _scanned
 
     @classmethod
@@ -654,6 +660,7 @@ class VectorIndex:
         self._base_alive = np.ones(base.count, dtype=bool)
         self._base_live = base.count
         self._base_index = None
+        self._base_lookups = 0
         self._quant = None
         self._size = 0
         self._ids, self._rows = [], {}
@@ -727,6 +734,9 @@ class VectorIndex:
         if self._base_index is not None:
             row = self._base_index.get(doc_id)
         else:
+            self._base_lookups += 1
+            if self._base_lookups == HASH_IDS_AFTER:
+                self._base.hash_ids()
             row = self._base.row_of(doc_id)
         return row if row is not None and self._base_alive[row] else None
 
