@@ -13,7 +13,8 @@ With ``--report-every K`` (e.g. ``--pairs 100000 --report-every 10000 --spawns 0
 cost of ingesting as the memory grows instead: the same ``--pairs`` pairs as one
 ``lsp-memory ingest`` process into a fresh store (its whole time), then into another fresh
 store as files of ``K`` pairs ingested one after another, each its own process (pairs per
-second of each, and the last file's throughput over the first's).
+second of each, and the last file's throughput over the first's; the same per CPU second,
+which a shared machine's load changes far less).
 
 Targets (issue: conversations): ≥ 200 pairs/s; MCP start to first answer ≤ 1.5 s. Issue 24:
 100 000 pairs ≤ 5 min as one process; the last 10 000 pairs ≥ 0.8× the first 10 000's rate.

@@ -11,10 +11,12 @@
    (``IndexKeeper.index``). Their vectors: 256 messages embedded for real, the rest noisy copies
    of those (the exact vector search costs the same whatever the vectors say; embedding 100k
    messages for real would take another 20 minutes and measure the model, not the search).
+   Then a new process rebuilds the vector file from the cache, and the benchmark stops unless
+   its index holds every embedded document.
 3. ``lsp-memory mcp`` is spawned by the SDK's own client over stdio, asked once to warm up,
    then ``--queries`` ``search_memory`` calls per ``search_type`` (``all``, ``episodes``,
    ``facts``), each timed at the client from request to answer; p50/p90/p99
-   (``benchmarks.common.percentile``).
+   (``benchmarks.common.percentile``), and the server's CPU time per call (``/proc``).
 
 Target (issue: conversations): p99 ≤ 50 ms on 100k claims + 100k episodes.
 """
