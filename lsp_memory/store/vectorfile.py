@@ -227,6 +227,8 @@ class VectorFile:
         if count < 0 or ids_bytes < 0 or size != layout.size:
             raise Unusable(f"{path} is truncated ({size:,} bytes of {layout.size:,})")
         self.path, self.count, self.dim, self._layout = path, count, dim, layout
+        self._hashes: npt.NDArray[np.int64] | None = None  # see hash_ids
+        self._hash_rows = np.zeros(0, dtype=np.int32)
         if count == 0:
             self.quant = np.zeros((0, dim), dtype=np.int8)
             self.scales = np.zeros(0, dtype=np.float32)
@@ -276,10 +278,38 @@ class VectorFile:
         """Every row's doc id, decoded on first use (~60 ms at 117k rows)."""
         return self.ids_of(range(self.count))
 
+    def hash_ids(self) -> None:
+        """Hash every row's doc id once, for ``row_of`` to look ids up by hash from then on:
+        for a process that looks up many over its life (a server: ~125 a search), where
+        bisection cost ~12 µs a lookup at 207k rows. This process's own string hash, kept
+        as a sorted int64 array and the rows in that order (2.4 MiB at 207k rows, where a
+        dictionary of the ids would hold ~25 MiB); built in ~0.1 s."""
+        if self._hashes is not None:
+            return
+        offsets, blob = self._offsets.tolist(), self._blob
+        hashes = np.fromiter(
+            (hash(blob[offsets[row] : offsets[row + 1]]) for row in range(self.count)),
+            np.int64,
+            self.count,
+        )
+        order = np.argsort(hashes, kind="stable")
+        self._hash_rows = order.astype(np.int32)
+        self._hashes = hashes[order]
+
     def row_of(self, doc_id: str) -> int | None:
-        """The row of ``doc_id``, found by bisection in the ids' sorted order (17 ids read
-        at 117k rows, where a dictionary of them all takes ~150 ms to build)."""
+        """The row of ``doc_id``: by its hash once ``hash_ids`` was called, else by
+        bisection in the ids' sorted order (17 ids read at 117k rows, where a dictionary of
+        them all takes ~150 ms to build)."""
         wanted = doc_id.encode("utf-8")
+        if self._hashes is not None:
+            hashes, code = self._hashes, hash(wanted)
+            at = int(np.searchsorted(hashes, code))
+            while at < self.count and hashes[at] == code:  # equal hashes: compare the ids
+                row = int(self._hash_rows[at])
+                if self._id_bytes(row) == wanted:
+                    return row
+                at += 1
+            return None
         order = self._order
         at = bisect.bisect_left(
             range(self.count), wanted, key=lambda i: self._id_bytes(int(order[i]))

@@ -24,6 +24,7 @@ import importlib.util
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -359,6 +360,10 @@ CREATE TABLE IF NOT EXISTS vectors (
 _BROKEN = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
 _CHUNK = 500  # below SQLite's smallest host-parameter limit (999)
 _SCAN_BLOCK = 4096
+RECENT_VECTORS = 4096
+"""How many vectors a cache keeps in memory, the last read or written (6 MiB at 384
+dimensions): each ingested claim's supersede check reads the vectors of its type's 64 newest
+claims, nearly the same 64 as the write before (14 % of an ingest's time was reading them)."""
 
 
 class VectorCache:
@@ -377,6 +382,9 @@ class VectorCache:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        # (model id, hash) -> vector, least recently used first. A hash names a text, and a
+        # model gives a text one vector, so an entry never goes stale.
+        self._recent: OrderedDict[tuple[str, str], FloatVector] = OrderedDict()
         distrusted = replace_distrusted(
             *(Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal"))
         )
@@ -416,6 +424,7 @@ class VectorCache:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._recent.clear()
         name = getattr(error, "sqlite_errorname", "")
         if not isinstance(error, _Foreign) and name not in _BROKEN:
             self._warn(f"vector cache {self.path}: {error}; continuing without it")
@@ -430,11 +439,18 @@ class VectorCache:
 
     def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, FloatVector]:
         """The cached vectors of ``hashes`` for ``model_id``; misses are left out."""
-        wanted = list(dict.fromkeys(hashes))
         found: dict[str, FloatVector] = {}
         with self._lock:
             if self._db is None:
                 return found
+            wanted = []
+            for key in dict.fromkeys(hashes):
+                kept = self._recent.get((model_id, key))
+                if kept is None:
+                    wanted.append(key)
+                else:
+                    self._recent.move_to_end((model_id, key))
+                    found[key] = kept.copy()
             try:
                 for start in range(0, len(wanted), _CHUNK):
                     chunk = wanted[start : start + _CHUNK]
@@ -447,10 +463,20 @@ class VectorCache:
                     for key, blob in rows:
                         if isinstance(blob, bytes) and blob and len(blob) % 4 == 0:
                             found[key] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                            self._remember(model_id, key, found[key])
             except sqlite3.DatabaseError as error:
                 self._recover(error)
                 return {}
         return found
+
+    def _remember(self, model_id: str, key: str, vector: FloatVector) -> None:
+        """Keep a copy of ``vector`` among the recent ones (under the lock)."""
+        if RECENT_VECTORS <= 0:
+            return
+        self._recent[(model_id, key)] = np.array(vector, dtype=np.float32)
+        self._recent.move_to_end((model_id, key))
+        while len(self._recent) > RECENT_VECTORS:
+            self._recent.popitem(last=False)
 
     def scan(self, model_id: str, dim: int) -> Iterator[tuple[list[str], FloatMatrix]]:
         """Every cached ``dim``-long vector of ``model_id``, in the file's order, as blocks
@@ -496,6 +522,9 @@ class VectorCache:
                 self._db.execute("COMMIT")
             except sqlite3.DatabaseError as error:
                 self._recover(error)
+                return
+            for key, vector in items.items():
+                self._remember(model_id, key, np.asarray(vector, dtype=np.float32))
 
     def close(self) -> None:
         """Close the file; later calls behave as an empty, read-only cache."""
@@ -595,6 +624,11 @@ RESCORE_PER_RESULT = 4
 the last of them) that its int8 scan ranks best. On the 117k vectors of the benchmark corpus
 no float32 top 10 had a member ranked below 15th by the scan (docs/benchmarks.md)."""
 
+HASH_IDS_AFTER = 2048
+"""After this many ids looked up one at a time in a vector file, the file's ids are hashed
+(``VectorFile.hash_ids``, ~0.1 s at 207k rows) and looked up by hash from then on: a
+command line process that searches once never pays for it, a server does after ~16 searches."""
+
 
 class VectorIndex:
     """Exact cosine search over unit vectors tagged with doc id, user, kind and status.
@@ -630,6 +664,7 @@ class VectorIndex:
         self._base_codes = np.zeros((3, 0), dtype=np.int32)  # user, kind, status; our codes
         self._base_live = 0
         self._base_index: dict[str, int] | None = None
+        self._base_lookups = 0  # ids looked up in the vector file one at a time: see HASH_IDS_AFTER
         self._quant: npt.NDArray[np.int8] | None = None  # see _scanned
 
     @classmethod
@@ -654,6 +689,7 @@ class VectorIndex:
         self._base_alive = np.ones(base.count, dtype=bool)
         self._base_live = base.count
         self._base_index = None
+        self._base_lookups = 0
         self._quant = None
         self._size = 0
         self._ids, self._rows = [], {}
@@ -727,6 +763,9 @@ class VectorIndex:
         if self._base_index is not None:
             row = self._base_index.get(doc_id)
         else:
+            self._base_lookups += 1
+            if self._base_lookups == HASH_IDS_AFTER:
+                self._base.hash_ids()
             row = self._base.row_of(doc_id)
         return row if row is not None and self._base_alive[row] else None
 

@@ -263,3 +263,28 @@ def test_embed_cached_keeps_models_apart(
         embed_cached(embedder, cache, ["shared text"])
         embed_cached(other, cache, ["shared text"])
     assert other.calls == [["shared text"]]
+
+
+def test_the_cache_keeps_the_recent_vectors_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest's supersede check reads nearly the same 64 vectors for every claim: the
+    last ``RECENT_VECTORS`` read or written are served from memory (as copies), the older
+    ones from the file again."""
+    monkeypatch.setattr(vectors, "RECENT_VECTORS", 3)
+    path = tmp_path / "vectors.sqlite3"
+    rng = np.random.default_rng(2)
+    items = {content_hash(str(i)): rng.standard_normal(8).astype(np.float32) for i in range(5)}
+    keys = list(items)
+    with VectorCache(path) as cache:
+        cache.put_many("m1", items)
+        with sqlite3.connect(path) as db:  # another process takes every vector away
+            db.execute("DELETE FROM vectors")
+        got = cache.get_many("m1", keys)
+        assert list(got) == keys[2:]  # the last three written, from memory
+        assert all(np.array_equal(got[key], items[key]) for key in got)
+        assert cache.get_many("m2", keys) == {}  # per model
+        got[keys[4]][:] = 0  # a caller's copy: what the cache keeps is unchanged
+        assert np.array_equal(cache.get_many("m1", [keys[4]])[keys[4]], items[keys[4]])
+        cache.put_many("m1", {keys[0]: items[keys[0]]})
+        assert list(cache.get_many("m1", keys)) == [keys[0], keys[3], keys[4]]
