@@ -1,0 +1,41 @@
+"""benchmarks/peer_basic_memory.py's parts that run without basic-memory: the one-line skip
+when it is not installed, and the process-tree memory it reads for an MCP server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks.peer_basic_memory import main, tree, tree_memory
+
+
+def test_without_basic_memory_it_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--basic-memory", "/nonexistent/basic-memory"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "basic-memory is not installed" in err
+    assert "--basic-memory" in err
+
+
+def test_no_executable_given_is_the_same_skip(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BASIC_MEMORY_BIN", raising=False)
+    assert main([]) == 0
+    assert "basic-memory is not installed" in capsys.readouterr().err
+
+
+def test_a_process_tree_counts_its_children() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in tree(os.getpid())
+        memory = tree_memory(os.getpid())
+        assert memory["processes"] >= 2
+        assert memory["vmrss_mib"] > 0
+    finally:
+        child.kill()
+        child.wait()
