@@ -180,20 +180,15 @@ async def mcp_idle(command: Sequence[str], env: dict[str, str], tool: str) -> di
 
 
 def server_pid(command: Sequence[str]) -> int:
-    """The newest child of this process running ``command`` (the MCP client spawned it)."""
-    mine = os.getpid()
+    """The newest process under this one running ``command`` (the MCP client spawned it)."""
     wanted = "\0".join(command).encode()
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in tree(os.getpid())[1:]:
         try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            line = (entry / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
+            if wanted in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
             continue
-        if parent == mine and wanted in line:
-            found.append(int(entry.name))
     if not found:
         raise SystemExit(f"no process of {' '.join(command)} found")
     return max(found)

@@ -1182,6 +1182,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def generated_corpus(
+    args: argparse.Namespace, rng: random.Random, base: Path
+) -> tuple[UserData, Corpus, Config]:
+    """The claims, then the vault (in that order from ``rng``), and the settings of an
+    ``App`` over them in ``base``."""
+    claims = generate_user(
+        rng, user=None, claims=args.claims, contexts=CONTEXTS, entities=ENTITIES, tags=TAGS
+    )
+    vault_root = base / "vault"
+    corpus = generate_vault(rng, vault_root, args.notes, claims)
+    config = replace(
+        Config(), store=base / "store", cache=base / "cache", user=USER, vaults=(vault_root,)
+    )
+    return claims, corpus, config
+
+
 def imported_app(config: Config, claims: UserData) -> tuple[App, float]:
     """An ``App`` on ``config`` with the claims imported, and the import's seconds."""
     app = App(config)
@@ -1211,17 +1227,10 @@ def builds(app: App, base: Path, vault_root: Path) -> dict[str, Any]:
 def run_build(args: argparse.Namespace, rng: random.Random, base: Path) -> dict[str, Any]:
     """``--only build``: the corpus, step 1's builds and step 6's two FTS5 builds, no more."""
     started = time.perf_counter()
-    claims = generate_user(
-        rng, user=None, claims=args.claims, contexts=CONTEXTS, entities=ENTITIES, tags=TAGS
-    )
-    vault_root = base / "vault"
-    corpus = generate_vault(rng, vault_root, args.notes, claims)
+    claims, corpus, config = generated_corpus(args, rng, base)
     generated = time.perf_counter() - started
-    config = replace(
-        Config(), store=base / "store", cache=base / "cache", user=USER, vaults=(vault_root,)
-    )
     app, imported = imported_app(config, claims)
-    found = builds(app, base, vault_root)
+    found = builds(app, base, config.vaults[0])
     app.close()
     docs = found.pop("docs")
     fts: dict[str, Any] = {}
@@ -1251,23 +1260,13 @@ def print_build(report: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace, rng: random.Random, base: Path) -> dict[str, Any]:
     started = time.perf_counter()
-    claims = generate_user(
-        rng, user=None, claims=args.claims, contexts=CONTEXTS, entities=ENTITIES, tags=TAGS
-    )
-    vault_root = base / "vault"
-    corpus = generate_vault(rng, vault_root, args.notes, claims)
+    claims, corpus, config = generated_corpus(args, rng, base)
+    vault_root = config.vaults[0]
     queries = make_queries(rng, args.queries + WARMUP, claims, corpus)
     prefixes = make_prefixes(rng, args.queries + WARMUP, claims, corpus)
     inputs = Inputs(queries[WARMUP:], queries[:WARMUP], prefixes[WARMUP:], prefixes[:WARMUP])
     generated = time.perf_counter() - started
 
-    config = replace(
-        Config(),
-        store=base / "store",
-        cache=base / "cache",
-        user=USER,
-        vaults=(vault_root,),
-    )
     app, imported = imported_app(config, claims)
     built = builds(app, base, vault_root)
     build_figures, docs = built["build"], built["docs"]
