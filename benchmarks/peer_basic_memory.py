@@ -249,7 +249,7 @@ def vault_1k(folder: Path) -> Path:
     return vault
 
 
-def size_run(bm: str, notes: int, work: Path, cache: Path) -> dict[str, Any]:
+def size_run(bm: str, notes: int, work: Path, cache: Path | None) -> dict[str, Any]:
     """Both sides on ``notes`` notes: indexes, searches in turns, MCP and server memory."""
     found: dict[str, Any] = {"notes": notes}
     if notes == 1000:
@@ -261,11 +261,12 @@ def size_run(bm: str, notes: int, work: Path, cache: Path) -> dict[str, Any]:
         index = run_process(lsp_memory_command("--vault", str(vault), "index", "--full"), env)
         found["ours_index"] = {k: round(v, 2) for k, v in index.items()}
     elif notes == 10_000:
+        assert cache is not None  # checked in main
         prepared = prepare_in(cache, CLAIMS, notes, SEED)
         vault, env = prepared.vault, prepared.env()
         found["ours_index"] = None
     else:
-        raise SystemExit(f"--sizes: 1000 or 10000, not {notes}")
+        raise AssertionError(notes)  # checked in main
     bm_env_, found["bm_index"] = bm_index(bm, vault, work / f"bm{notes // 1000}k")
 
     ours_cmd = lsp_memory_command("--vault", str(vault), "search")
@@ -297,7 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.environ.get("BASIC_MEMORY_BIN"),
         help="basic-memory's executable (default: $BASIC_MEMORY_BIN)",
     )
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/bench-server"))
+    parser.add_argument(
+        "--cache", type=Path, help="the server corpus folder (needed for 10 000 notes)"
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/peer-basic-memory"))
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     args = parser.parse_args(argv)
@@ -309,6 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 0
+    if set(args.sizes) - {1000, 10_000}:
+        parser.error("--sizes: 1000 and/or 10000")
+    if 10_000 in args.sizes and args.cache is None:
+        parser.error("10 000 notes: give the server corpus's folder with --cache")
     began = time.perf_counter()
     version = subprocess.run(
         [bm, "--version"], env=bm_env(args.workdir), capture_output=True, text=True, check=True

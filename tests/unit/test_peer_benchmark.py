@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,22 @@ def test_a_process_tree_counts_its_children() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--sizes", "5000"], "--sizes: 1000 and/or 10000"),
+        (["--sizes", "1000", "10000"], "--cache"),
+    ],
+)
+def test_bad_sizes_and_a_missing_corpus_stop_before_any_work(
+    arguments: list[str], said: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Checked before anything is generated or indexed (the 10k notes are the server
+    corpus's: without --cache there is none to search)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["--basic-memory", "/bin/true", "--workdir", str(tmp_path), *arguments])
+    assert stopped.value.code == 2
+    assert said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
