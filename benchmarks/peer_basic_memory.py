@@ -17,9 +17,10 @@ benchmark says so in one line and stops) and lsp-memory each get the same genera
 
 basic-memory gets its own copy of each vault (it writes front matter into every note it
 indexes) and its own home (``HOME``: its config and database), indexes it once with
-``basic-memory project add bench VAULT --default`` (timed; an index already in ``--workdir``
-is reused and its time not re-measured), with ``HF_HUB_OFFLINE=1``: here its semantic search
-is off by itself (this Python's sqlite3 cannot load extensions), so it searches by keywords.
+``basic-memory project add bench VAULT --default`` (timed; an index finished in an earlier run
+under ``--workdir`` is reused, with the figures of that run), with ``HF_HUB_OFFLINE=1``:
+here its semantic search is off by itself (this Python's sqlite3 cannot load extensions), so
+it searches by keywords.
 
 Then, in one run, for each size:
 
@@ -40,6 +41,7 @@ Nothing of basic-memory is kept in the repository; its files go under ``--workdi
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -220,18 +222,21 @@ def bm_env(home: Path) -> dict[str, str]:
     }
 
 
-def bm_index(bm: str, vault: Path, folder: Path) -> tuple[dict[str, str], dict[str, Any] | None]:
-    """basic-memory's home for ``vault`` under ``folder``, indexed (timed) unless it already
-    was: its environment and the index's figures (None when reused)."""
-    home, copy = folder / "home", folder / "vault"
+def bm_index(bm: str, vault: Path, folder: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """basic-memory's home for ``vault`` under ``folder``, indexed (timed) unless a finished
+    index is there: its environment and the index's figures (``reused`` True: from the run
+    that built it). An index whose build did not finish (no ``indexed.json``) is redone."""
+    home, copy, done = folder / "home", folder / "vault", folder / "indexed.json"
     env = bm_env(home)
-    if (home / ".basic-memory" / "memory.db").exists() and copy.is_dir():
-        return env, None
+    if done.exists():
+        return env, json.loads(done.read_text()) | {"reused": True}
     shutil.rmtree(folder, ignore_errors=True)
     home.mkdir(parents=True)
     shutil.copytree(vault, copy)
     ran = run_process([bm, "project", "add", PROJECT, str(copy), "--default"], env)
-    return env, {k: round(v, 2) for k, v in ran.items()}
+    figures = {k: round(v, 2) for k, v in ran.items()} | {"load_average_at_end": os.getloadavg()}
+    done.write_text(json.dumps(figures))
+    return env, figures | {"reused": False}
 
 
 def vault_1k(folder: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.peer_basic_memory import main, tree, tree_memory
+from benchmarks.peer_basic_memory import bm_index, main, tree, tree_memory
 
 
 def test_without_basic_memory_it_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,3 +59,35 @@ def test_bad_sizes_and_a_missing_corpus_stop_before_any_work(
     assert stopped.value.code == 2
     assert said in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unfinished_basic_memory_index_is_redone_and_a_finished_one_reused(
+    tmp_path: Path,
+) -> None:
+    """A killed ``project add`` leaves a database behind: only the marker written after a
+    finished build makes a later run reuse it."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "basic-memory"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {calls}\n'
+        'mkdir -p "$HOME/.basic-memory" && touch "$HOME/.basic-memory/memory.db"\n'
+    )
+    fake.chmod(0o755)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    folder = tmp_path / "bm1k"
+    (folder / "home" / ".basic-memory").mkdir(parents=True)
+    (folder / "home" / ".basic-memory" / "memory.db").touch()  # what a killed build leaves
+    (folder / "vault").mkdir()
+
+    _, figures = bm_index(str(fake), vault, folder)
+    assert figures["reused"] is False
+    assert calls.read_text().splitlines() == [f"project add bench {folder / 'vault'} --default"]
+    assert (folder / "vault" / "a.md").exists()
+
+    _, again = bm_index(str(fake), vault, folder)
+    assert again["reused"] is True
+    assert again["wall_s"] == figures["wall_s"]
+    assert len(calls.read_text().splitlines()) == 1
