@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +76,8 @@ class VectorCatalog:
             *(Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal"))
         )
         self.recreated = self.distrusted is not None
+        # The generations this object's own transactions made (see ``covered``).
+        self._mine: set[int] = set()
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as error:
@@ -99,12 +102,34 @@ class VectorCatalog:
         db.execute("SELECT count(*) FROM docs").fetchone()
         return db
 
-    def _next(self) -> int:
-        """A new generation, inside the caller's transaction."""
-        (gen,) = self._db.execute(
-            "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value"
-        ).fetchone()
-        return int(gen)
+    @contextmanager
+    def _writing(self) -> Iterator[int]:
+        """One write transaction and its new generation, which is recorded as this
+        object's own once committed (rolled back on any error)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            (gen,) = db.execute(
+                "UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value"
+            ).fetchone()
+            yield int(gen)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        self._mine.add(int(gen))
+
+    def covered(self, seen: int) -> int:
+        """The generation an index reflects that had read the queue up to generation
+        ``seen`` and since then only followed this object's own writes: ``seen`` carried
+        on through this object's next generations, up to the first one another process
+        (another connection) made. A vector file written from that index must be stamped
+        with it, not with the queue's latest: the other process's changes are not in the
+        index, and a reader of the file must apply them itself."""
+        while seen + 1 in self._mine:
+            seen += 1
+        self._mine = {gen for gen in self._mine if gen > seen}
+        return seen
 
     def state(self) -> tuple[str, int]:
         """(token, generation): the queue's identity and its last generation."""
@@ -149,9 +174,7 @@ class VectorCatalog:
         whose text did not change only takes its new status. Returns the status-only ones."""
         status_only: list[Entry] = []
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            gen = self._next()
+        with self._writing() as gen:
             for entry in entries:
                 db.execute("DELETE FROM gone WHERE doc_id = ?", (entry.doc_id,))
                 row = db.execute(
@@ -177,10 +200,6 @@ class VectorCatalog:
                         gen,
                     ),
                 )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
         return status_only
 
     def remove(self, doc_ids: Iterable[str]) -> None:
@@ -188,29 +207,19 @@ class VectorCatalog:
         if not ids:
             return
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            gen = self._next()
+        with self._writing() as gen:
             db.executemany("DELETE FROM docs WHERE doc_id = ?", ids)
             db.executemany("INSERT OR REPLACE INTO gone VALUES (?, ?)", ((d, gen) for (d,) in ids))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
-    def clear(self) -> None:
-        """Empty the queue; a new token makes every vector file written before stale."""
+    def clear(self) -> int:
+        """Empty the queue; a new token makes every vector file written before stale.
+        Returns the generation of the empty queue."""
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._writing() as gen:
             db.execute("DELETE FROM docs")
             db.execute("DELETE FROM gone")
             db.execute("UPDATE meta SET value = ? WHERE key = 'token'", (secrets.token_hex(8),))
-            self._next()
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        return gen
 
     def pending(self, limit: int) -> list[Entry]:
         rows = self._db.execute(
@@ -223,17 +232,11 @@ class VectorCatalog:
     def mark_embedded(self, entries: Sequence[Entry]) -> None:
         # One transaction: row by row, a full drain spent 16 s committing.
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            gen = self._next()
+        with self._writing() as gen:
             db.executemany(
                 "UPDATE docs SET text = NULL, gen = ? WHERE doc_id = ? AND hash = ?",
                 ((gen, e.doc_id, e.hash) for e in entries),
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def embedded(self) -> list[tuple[str, str, str, str, str]]:
         """(doc id, user, kind, status, hash) of every embedded document: plain tuples, as

@@ -204,3 +204,33 @@ def test_a_full_rebuild_of_unchanged_texts_writes_the_file_anew(
     second = make_app(tmp_path)
     assert second.vectors is not None and second.vectors.index.changes == 0
     second.close()
+
+
+def test_a_file_written_after_another_process_embedded_keeps_what_it_embedded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes drain the same store's queue (a server and an `index`): the one that
+    writes the vector file last never saw what the other embedded after it loaded, so its
+    file must not claim to hold it — the next process reads it from the queue."""
+    from lsp_memory.store.fulltext import TextDoc
+
+    monkeypatch.setattr(embedding, "REWRITE_AT_LEAST", 0)
+    monkeypatch.setattr(embedding, "REWRITE_SHARE", 0.0)  # every drain writes the file
+    first = indexed(tmp_path)
+    second = make_app(tmp_path)
+    one, other = first.vectors, second.vectors
+    assert one is not None and other is not None
+    kombucha = TextDoc("claim:kombucha", "claim", USER, "active", "I brew kombucha at home", "")
+    swim = TextDoc("claim:swim", "claim", USER, "active", "I swim in the lake each morning", "")
+    other.enqueue([kombucha])
+    assert other.drain() == 1  # the second process embeds it and writes the file
+    one.enqueue([swim])
+    assert one.drain() == 1  # the first writes the file last, from an index without it
+    assert "claim:kombucha" not in one.index
+    first.close()
+    second.close()
+    third = make_app(tmp_path)
+    assert third.vectors is not None and third.warnings == []
+    assert {"claim:kombucha", "claim:swim"} <= {row[0] for row in third.vectors.catalog.embedded()}
+    assert "claim:kombucha" in third.vectors.index and "claim:swim" in third.vectors.index
+    third.close()

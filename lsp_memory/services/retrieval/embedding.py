@@ -63,6 +63,9 @@ class VectorSide:
         self.file = file
         self.index = VectorIndex(embedder.dim)
         self.warnings: list[str] = []
+        # The queue's generation the index was last brought up to (``load``); this
+        # process's own writes since are in it too, other processes' are not.
+        self._seen = -1
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -100,7 +103,7 @@ class VectorSide:
             else:
                 index.upsert(doc_id, user, kind, status, vector)
         self.catalog.remove(lost)
-        self.index = index
+        self.index, self._seen = index, generation
         return len(index)
 
     def _open_file(self) -> VectorFile | None:
@@ -151,7 +154,8 @@ class VectorSide:
         self.index = VectorIndex(dim)
         self.index.fill(kept, matrix)
         self.catalog.remove([entry[0] for entry, ok in zip(entries, found, strict=True) if not ok])
-        self._save(token, generation)
+        self._seen = self.catalog.covered(generation)
+        self._save(token, self._seen)
         return len(kept)
 
     def _save(self, token: str, generation: int) -> None:
@@ -180,7 +184,11 @@ class VectorSide:
             due = changed > max(REWRITE_AT_LEAST, REWRITE_SHARE * base.count)
         if not due:
             return False
-        self._save(*self.catalog.state())
+        # Stamped with what the index holds: documents another process embedded since
+        # this one loaded are not in it, and the next reader must apply them from the queue.
+        token, _ = self.catalog.state()
+        self._seen = self.catalog.covered(self._seen)
+        self._save(token, self._seen)
         return True
 
     def enqueue(self, docs: Iterable[TextDoc]) -> None:
@@ -198,7 +206,7 @@ class VectorSide:
             self.index.remove(doc_id)
 
     def clear(self) -> None:
-        self.catalog.clear()
+        self._seen = self.catalog.clear()
         self.index = VectorIndex(self.embedder.dim)
         if self.file is not None:
             self.file.unlink(missing_ok=True)  # stale now: the next drain writes it anew
