@@ -84,17 +84,17 @@ class _ModelAhead(threading.Thread):
     """The embedding model loading in a thread: ``loaded`` is the model, or what the load
     raised, once the thread has ended."""
 
-    def __init__(self, model: Path | None) -> None:
+    def __init__(self, load: Callable[[], TextEmbedder]) -> None:
         # Not a daemon: the interpreter waits for it at exit. A daemon thread still inside
         # onnxruntime when the process ends aborts it ("terminate called without an
         # active exception", exit 134: a `claim add` that needed no vector).
         super().__init__(name="lsp-memory model")
-        self.model = model
+        self._load = load
         self.loaded: TextEmbedder | BaseException | None = None
 
     def run(self) -> None:
         try:
-            self.loaded = Embedder.load(self.model)
+            self.loaded = self._load()
         except BaseException as error:  # raised again in the thread that asks for it
             self.loaded = error
 
@@ -223,15 +223,25 @@ class App:
                 return ahead.loaded
         return Embedder.load(self.config.model)
 
-    def load_model_ahead(self) -> None:
+    def load_model_ahead(self, *, helper: bool = False) -> None:
         """Start loading the embedding model in a thread, for a command line process that
         will search by meaning: onnxruntime builds its session (0.3–0.4 s) while the vaults
         are scanned and the full-text index opened. ``vectors`` takes it when first asked
         (a load that failed raises there, as it would have). Nothing happens when the model
-        runs in a helper process (``background``), or once the vector side is open."""
+        runs in a helper process (``background``), or once the vector side is open.
+
+        ``helper``: for a process that lives on (the MCP server), the model is started in a
+        helper process that stops when idle (``embed_idle_seconds``, as the language
+        server's; 0 keeps it in this process): the server's idle memory holds no model."""
         if self.background or self._model_ahead is not None or "vectors" in self.__dict__:
             return
-        self._model_ahead = _ModelAhead(self.config.model)
+        model, idle = self.config.model, self.config.embed_idle_seconds
+        if helper and idle > 0:
+            from lsp_memory.store.embedhelper import RemoteEmbedder
+
+            self._model_ahead = _ModelAhead(lambda: RemoteEmbedder.start(model, idle_seconds=idle))
+        else:
+            self._model_ahead = _ModelAhead(lambda: Embedder.load(model))
         self._model_ahead.start()
 
     @property
@@ -474,6 +484,12 @@ class App:
         stop = getattr(side.embedder, "close", None) if side is not None else None
         if stop is not None:  # the embedding helper, if any, goes with the App
             stop()
+        ahead, self._model_ahead = self._model_ahead, None
+        if ahead is not None:  # started ahead, never taken: a helper goes too
+            ahead.join()
+            stop = getattr(ahead.loaded, "close", None)
+            if stop is not None:
+                stop()
         if "text_index" in self.__dict__:
             try:
                 self.text_index.close()

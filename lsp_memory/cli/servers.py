@@ -18,10 +18,10 @@ def cmd_serve(_app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(app: App, args: argparse.Namespace) -> int:
-    # The model (for search_memory, remember's supersede) loads while the MCP SDK is imported
-    # (~0.9 s of CPU, mostly its pydantic types): onnxruntime releases the interpreter while
-    # it builds its session, so on two cores the two overlap.
-    app.load_model_ahead()
+    # The model (for search_memory, remember's supersede) starts in its helper process while
+    # the MCP SDK is imported here (~0.9 s of CPU, mostly its pydantic types): on two cores
+    # the two overlap, and the helper stops when idle, as the language server's does.
+    app.load_model_ahead(helper=True)
     from lsp_memory.mcp.http import settings_from
     from lsp_memory.mcp.server import serve
 
