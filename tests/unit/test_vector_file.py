@@ -74,7 +74,12 @@ def test_a_rows_id_asked_again_is_answered_without_reading_the_ids(
     read = VectorFile(path, "model-a", DIM)
     reads: list[int] = []
     id_bytes = read._id_bytes
-    monkeypatch.setattr(read, "_id_bytes", lambda row: reads.append(row) or id_bytes(row))
+
+    def counted(row: int) -> bytes:
+        reads.append(row)
+        return id_bytes(row)
+
+    monkeypatch.setattr(read, "_id_bytes", counted)
     wanted = [f"doc:{n:05d}/é" for n in (5, 700, 2400)] + ["doc:nope"]
     assert [read.row_of(doc_id) for doc_id in wanted] == [5, 700, 2400, None]
     first = len(reads)
