@@ -482,10 +482,13 @@ class FullTextIndex:
         self.reload()  # the writer's searcher at that commit (nobody else commits)
         found = self._read_versions(kind)
         if committed is not None and committed == self._committed():
-            data = json.dumps({"commit": committed, "kind": kind, "versions": found})
-            # A read-only or full cache folder: they are read again next time.
-            with contextlib.suppress(OSError):
-                write_bytes(self.folder / VERSIONS_FILE.format(kind=kind), data.encode())
+            data = json.dumps({"commit": committed, "kind": kind, "versions": found}).encode()
+            # Never near the size a JSON file of the index may have (the whole index would
+            # be distrusted and rebuilt: ~400 000 notes); a read-only or full cache folder:
+            # they are read again next time.
+            if len(data) <= _MAX_JSON // 2:
+                with contextlib.suppress(OSError):
+                    write_bytes(self.folder / VERSIONS_FILE.format(kind=kind), data)
         return found
 
     def _committed(self) -> str | None:

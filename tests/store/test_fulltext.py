@@ -319,3 +319,28 @@ def test_note_versions_are_kept_for_the_last_commit_only(tmp_path: Path) -> None
     third = open_index(folder)
     assert third.versions("note") == {"note:v::a.md": "h1", "note:v::b.md": "h2"}
     third.close()
+
+
+def test_note_versions_too_large_to_keep_are_read_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept file near the largest JSON file an index may hold would make the whole index
+    distrusted and rebuilt at every open."""
+    from lsp_memory.store import fulltext
+    from lsp_memory.store.fulltext import VERSIONS_FILE
+
+    folder = tmp_path / "fulltext"
+    index = open_index(folder)
+    notes = [
+        TextDoc(f"note:v::{n}.md", "note", "", "active", "N", "", version="h" * 64)
+        for n in range(300)
+    ]
+    index.upsert(notes)
+    index.commit()
+    largest = max(f.stat().st_size for f in folder.iterdir() if f.suffix == ".json")
+    monkeypatch.setattr(fulltext, "_MAX_JSON", 4 * largest)  # the versions: ~30 KB
+    assert 4 * largest < 30_000
+    assert len(index.versions("note")) == 300
+    assert not (folder / VERSIONS_FILE.format(kind="note")).exists()
+    index.close()
+    assert not open_index(folder).rebuilt
