@@ -64,6 +64,32 @@ def test_a_written_file_reads_back_equal(tmp_path: Path) -> None:
     assert (error <= read.scales[:, None] / 2 + 1e-7).all()
 
 
+def test_a_rows_id_asked_again_is_answered_without_reading_the_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm server's context block asks the rows of the same search candidates after each
+    edit of a prompt: each was ~17 id reads of bisection every time."""
+    path = tmp_path / "vectors.lmvf"
+    write_random(path, 2500, seed=2)
+    read = VectorFile(path, "model-a", DIM)
+    reads: list[int] = []
+    id_bytes = read._id_bytes
+
+    def counted(row: int) -> bytes:
+        reads.append(row)
+        return id_bytes(row)
+
+    monkeypatch.setattr(read, "_id_bytes", counted)
+    wanted = [f"doc:{n:05d}/é" for n in (5, 700, 2400)] + ["doc:nope"]
+    assert [read.row_of(doc_id) for doc_id in wanted] == [5, 700, 2400, None]
+    first = len(reads)
+    assert first > 0
+    assert [read.row_of(doc_id) for doc_id in wanted] == [5, 700, 2400, None]
+    assert len(reads) == first  # all four kept, the missing one too
+    monkeypatch.setattr(vectorfile, "ROWS_KEPT", 2)  # a full set is emptied, never wrong
+    assert [read.row_of(f"doc:{n:05d}/é") for n in range(0, 2500, 97)] == list(range(0, 2500, 97))
+
+
 def test_an_empty_index_saves_and_searches(tmp_path: Path) -> None:
     index = VectorIndex(DIM)
     assert index.save(tmp_path / "v", STAMP)
