@@ -61,6 +61,19 @@ async def code_actions(
     return list(found or ())
 
 
+async def remember_actions(
+    client: LanguageClient,
+    uri: str,
+    where: types.Range,
+    only: list[types.CodeActionKind] | None = None,
+) -> list[types.CodeAction | types.Command]:
+    """The "Remember selection" actions among the code actions: once an earlier test's claim
+    is embedded, a related-claim suggestion ("Reference @…", refactor.rewrite) for the same
+    paragraph may come too, depending on how soon the embedding is done."""
+    found = await code_actions(client, uri, where, only)
+    return [action for action in found if action.title.startswith("Remember selection")]
+
+
 async def run(client: LanguageClient, command: types.Command) -> Any:
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
@@ -115,7 +128,7 @@ async def test_a_selection_is_remembered_and_replaced(client: LanguageClient) ->
     edits = record_edits(client)
     uri = open_line(client, "remember.md", LINE)
     where = selection(client, LINE, SELECTED)
-    keep, replace = await code_actions(client, uri, where)
+    keep, replace = await remember_actions(client, uri, where)
     assert isinstance(keep, types.CodeAction) and isinstance(replace, types.CodeAction)
     assert keep.title == "Remember selection as a claim"
     assert replace.title == "Remember selection as a claim and replace it with its reference"
@@ -139,12 +152,12 @@ async def test_a_selection_is_remembered_and_replaced(client: LanguageClient) ->
 async def test_no_remember_actions_without_a_selection(client: LanguageClient) -> None:
     uri = open_line(client, "no-selection.md", LINE + "\n   \n")
     cursor = types.Position(line=0, character=4)
-    assert await code_actions(client, uri, types.Range(start=cursor, end=cursor)) == []
+    assert await remember_actions(client, uri, types.Range(start=cursor, end=cursor)) == []
     blank = types.Range(start=types.Position(line=1, character=0), end=types.Position(2, 2))
-    assert await code_actions(client, uri, blank) == []
+    assert await remember_actions(client, uri, blank) == []
     where = selection(client, LINE, SELECTED)
     assert await code_actions(client, uri, where, [types.CodeActionKind.QuickFix]) == []
-    refactors = await code_actions(client, uri, where, [types.CodeActionKind.Refactor])
+    refactors = await remember_actions(client, uri, where, [types.CodeActionKind.Refactor])
     assert len(refactors) == 2  # "refactor" asks for refactor.extract too
 
 
@@ -193,7 +206,7 @@ async def plain(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
 
 async def test_a_client_without_literals_gets_commands(plain: LanguageClient) -> None:
     uri = open_line(plain, "plain.md", LINE)
-    keep, _replace = await code_actions(plain, uri, selection(plain, LINE, SELECTED))
+    keep, _replace = await remember_actions(plain, uri, selection(plain, LINE, SELECTED))
     assert isinstance(keep, types.Command)
     assert keep.command == "lspMemory.rememberSelection"
     assert stored((await run(plain, keep))["friendly_id"]) == SELECTED

