@@ -56,27 +56,38 @@ def test_a_helper_that_embedded_long_notes_holds_about_the_loaded_model(
     """The heap's free pages go back to the system once no request is under way, and no
     memory pattern is kept per batch width. Measured here: ~171 MiB loaded, ~217–225 after
     128 long notes (onnxruntime's arena keeps its blocks), against 276–314 with the
-    memory pattern, without the arena and without the trim."""
+    memory pattern, without the arena and without the trim: the bound leaves room for
+    the run-to-run spread."""
     remote.embed(["warm up"])
     assert remote.pid is not None
     for at in range(0, 128, 64):  # the background embedding's requests of 64 notes
         remote.embed(passages(128)[at : at + 64], batch_size=32)
     deadline = time.monotonic() + 5.0  # the trim follows the answer, in the helper's thread
-    while (after := status(remote.pid))["VmRSS"] >= 240 and time.monotonic() < deadline:
+    while (after := status(remote.pid))["VmRSS"] >= 255 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert after["VmRSS"] < 240, after
+    assert after["VmRSS"] < 255, after
 
 
-def test_the_helpers_peak_while_loading_the_model_holds_no_copy_of_its_file() -> None:
-    """Measured here: VmHWM ~265–276 MiB with the model loaded by its file's path, 295–302
-    with the file's bytes read, hashed and handed to onnxruntime."""
-    embedder = RemoteEmbedder.start()
-    try:
-        assert embedder.pid is not None
-        loaded = status(embedder.pid)
-        assert loaded["VmHWM"] < 287, loaded
-    finally:
-        embedder.close()
+def test_the_default_model_is_handed_to_onnxruntime_by_its_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its bytes are read, checked against the pinned hash and dropped; onnxruntime gets the
+    file's path. With the bytes handed over instead, the helper's peak while loading was
+    295–302 MiB against 265–276 (benchmarks/embed_memory.py; a peak measured in a test varied
+    by more than that margin between runs, so the test checks what is handed over)."""
+    import onnxruntime as ort
+
+    handed: list[Any] = []
+    session = ort.InferenceSession
+
+    def spy(model: Any, *args: Any, **kwargs: Any) -> Any:
+        handed.append(model)
+        return session(model, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", spy)
+    Embedder.load()
+    assert len(handed) == 1
+    assert isinstance(handed[0], str) and Path(handed[0]).name == "model.onnx", handed
 
 
 def test_the_vectors_are_those_of_the_memory_pattern_session(
