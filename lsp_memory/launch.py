@@ -4,14 +4,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import sys
 from collections.abc import Sequence
+
+
+def crash_traces() -> None:
+    """Have a crash in native code (onnxruntime, Tantivy, SQLite) print every thread's
+    Python stack to stderr, which an editor keeps in its language-server log, rather than
+    end the process with nothing said. Not where stderr is no file (nothing to write to)."""
+    with contextlib.suppress(AttributeError, ValueError, OSError, RuntimeError):
+        faulthandler.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if argv is None:  # only the process's own standard input is read ahead
+    if argv is None:  # the process's own: its crashes traced, its standard input read ahead
+        crash_traces()
         from lsp_memory.lsp import early
 
         early.start(words, sys.stdin.buffer, sys.stdout.buffer)

@@ -28,6 +28,7 @@ numpy is the only heavy import here; onnxruntime loads in the helper alone.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import os
@@ -203,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, help="a model folder (default: the built-in)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
+    faulthandler.enable()  # a native crash says where, on stderr (the parent's log)
     # The terminal's Ctrl-C reaches the whole process group; the parent decides when this
     # process ends (by closing its stdin).
     signal.signal(signal.SIGINT, signal.SIG_IGN)

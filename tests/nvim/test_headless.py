@@ -93,6 +93,18 @@ def test_headless_neovim_drives_the_server(tmp_path: Path) -> None:
     run_checks([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"], env)
 
 
+def lsp_log(env: dict[str, str], lines: int = 150) -> str:
+    """The end of Neovim's LSP log (``lsp.log``: the servers' stderr, where a crashed server's
+    stacks are), for a failure's message."""
+    found = ""
+    for folder in (env.get("XDG_CACHE_HOME"), env.get("XDG_STATE_HOME")):
+        log = Path(folder or "/nonexistent") / "nvim" / "lsp.log"
+        if log.is_file():
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            found += f"\n--- {log} (last {len(tail)} lines)\n" + "\n".join(tail)
+    return found
+
+
 def run_checks(command: list[str], env: dict[str, str], min_passes: int = MIN_PASSES) -> None:
     """Run a headless Neovim check script (PASS/FAIL lines) and assert it passed whole: no
     FAIL, exit 0, at least ``min_passes`` checks (fewer means it stopped early)."""
@@ -112,11 +124,11 @@ def run_checks(command: list[str], env: dict[str, str], min_passes: int = MIN_PA
     except subprocess.TimeoutExpired as error:
         pytest.fail(
             f"nvim timed out after {error.timeout} s\n--- stdout\n{text(error.stdout)}"
-            f"\n--- stderr\n{text(error.stderr)}"
+            f"\n--- stderr\n{text(error.stderr)}{lsp_log(env)}"
         )
     output = (
         f"nvim exited with {result.returncode}\n--- stdout\n{result.stdout}"
-        f"\n--- stderr\n{result.stderr}"
+        f"\n--- stderr\n{result.stderr}{lsp_log(env)}"
     )
     lines = result.stdout.splitlines()
     failed = [line for line in lines if line.startswith("FAIL ")]
