@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from tests.client.conftest import ENV, VAULT, prepare
 from tests.client.test_malformed import TIMEOUT, Channel
@@ -20,7 +21,7 @@ def test_a_crashed_language_server_leaves_its_threads_stacks_on_stderr() -> None
     prepare()
     channel = Channel()
     try:
-        params = {"processId": None, "rootUri": VAULT.as_uri(), "capabilities": {}}
+        params: dict[str, Any] = {"processId": None, "rootUri": VAULT.as_uri(), "capabilities": {}}
         channel.send({"id": 1, "method": "initialize", "params": params})
         channel.response(1)
         channel.send({"method": "initialized", "params": {}})
