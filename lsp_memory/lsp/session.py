@@ -16,6 +16,7 @@ request runs where is declared in ``dispatch.TABLE``:
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -35,6 +36,7 @@ from lsp_memory.services.editor.references import Document
 from lsp_memory.services.kernel.tokens import o200k
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 SYNC_SECONDS = 2.0
 """How often the indexing thread looks for changes nobody told it about (the CLI's writes)."""
@@ -120,7 +122,7 @@ class Session:
 
     def reconfigured(self, settings: Mapping[str, Any]) -> Session:
         """A new session for the same client and folders with these editor settings (not
-        started: the caller closes this one first when the configuration differs)."""
+        started: the caller puts it in this one's place, then closes this one)."""
         options, folders = self.origin
         return Session.from_client(options, folders, settings, self.overrides)
 
@@ -391,9 +393,16 @@ class Session:
         self._wake.set()
 
     def close(self) -> None:
+        """Stop the indexing thread and the request workers, then close the memory. Call it
+        once this session serves no more (a request reading a store closed under it could
+        crash the process); an indexing thread still busy after 10 s keeps its stores open
+        rather than have them closed under it."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
         self._workers.shutdown(wait=True, cancel_futures=True)
+        if self._thread is not None and self._thread.is_alive():
+            log.warning("the indexing thread did not stop within 10 s; its stores stay open")
+            return
         self.app.close()

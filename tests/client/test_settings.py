@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.client.conftest import SERVER, VAULT, WORK, ready, takes_refreshes
+from tests.client.conftest import SERVER, VAULT, WORK, prepare, ready, takes_refreshes
 from tests.conftest import USER
 
 TEXT = "See @leaf_active_a001 today\n"
@@ -124,3 +124,54 @@ async def test_settings_pushed_at_once_start_one_session(eager: LanguageClient) 
         types.ExecuteCommandParams(command="lspMemory.buildContext", arguments=[uri])
     )
     assert isinstance(block, dict) and block["budget"] == 1200
+
+
+@pytest_lsp.fixture(config=SERVER)  # type: ignore[untyped-decorator]
+async def settled(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    """A client whose settings start a new session as soon as the server is initialized;
+    initialized by the test itself."""
+    lsp_client.set_configuration({"budget": 1200}, section="lspMemory")
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)  # type: ignore[untyped-decorator]
+    def register(_params: types.RegistrationParams) -> None:
+        """Accept the server's registrations, as VS Code does."""
+
+    takes_refreshes(lsp_client)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_requests_while_the_settings_start_a_session_are_answered(
+    settled: LanguageClient,
+) -> None:
+    """The editor's settings replace the first session right after ``initialized``; a
+    request answered meanwhile reads the first session until the new one serves, never a
+    closed one. The first session used to be closed before the new one was built: a hover
+    then read a closed store (an error) or one being closed in another thread (the server
+    died of a segmentation fault: seen in the Neovim plugin test)."""
+    client = settled
+    prepare()
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=VAULT.as_uri(), name="vault")],
+        )
+    )
+    uri = (WORK / "settled.md").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=TEXT
+            )
+        )
+    )
+    answers = 0
+    while not any("index ready" in m.message for m in client.log_messages):
+        assert "PostgreSQL 16" in await hover_text(client, uri)
+        answers += 1
+        assert answers < 5000, client.log_messages
+    assert answers > 1
+    block = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="lspMemory.buildContext", arguments=[uri])
+    )
+    assert isinstance(block, dict) and block["budget"] == 1200  # the new session serves

@@ -73,8 +73,14 @@ def register(server: MemoryServer) -> None:
                 return  # a second `initialized` (a client bug) changes nothing
             settings = await _editor_settings(ls)
             if settings:
+                # Requests are answered meanwhile (on the loop, by the serving session):
+                # the first one serves until the new one replaces it, and is closed only
+                # then. Closed before, a hover read a closed store, or one being closed in
+                # another thread (the server died of a segmentation fault).
+                fresh = await asyncio.to_thread(session.reconfigured, settings)
+                ls.session = fresh
                 await asyncio.to_thread(session.close)  # nothing was started yet
-                session = ls.session = await asyncio.to_thread(session.reconfigured, settings)
+                session = fresh
             await _start(ls, session)
         await _watch_notes(ls)
         await _watch_settings(ls)
