@@ -64,6 +64,12 @@ class Pair:
     replied: str | None = None  # the assistant's time when it differs (an imported chat)
 
 
+CHUNK_PAIRS = 1000
+"""Pairs extracted, embedded and stored together. A file read whole was held whole: 90 000
+pairs peaked at 702 MB (the statements' vectors, the plans of every pair); a chunk holds
+~5 MB, and embeds in batches as large as before."""
+
+
 @dataclass(slots=True)
 class Ingested:
     """What one pair did."""
@@ -224,10 +230,27 @@ class Ingester:
 
         The slow part — extraction, the statements' embeddings (the model loads), resolving
         the references — is done first, for the messages not stored yet, outside any
-        transaction. ``progress(stage, done, total)`` hears of each pair read (``read``)
-        and stored (``store``)."""
+        transaction, for ``CHUNK_PAIRS`` pairs at a time (what is held in memory meanwhile
+        does not grow with the file). ``progress(stage, done, total)`` hears of each pair
+        read (``read``) and stored (``store``)."""
         report = progress or (lambda stage, done, total: None)
         created = now()
+        results: list[Ingested] = []
+        for start in range(0, len(pairs), CHUNK_PAIRS):
+            chunk = pairs[start : start + CHUNK_PAIRS]
+
+            def told(stage: str, done: int, _total: int, start: int = start) -> None:
+                report(stage, start + done, len(pairs))
+
+            results += self._ingest_chunk(chunk, created, told)
+        return results
+
+    def _ingest_chunk(
+        self, pairs: Sequence[Pair], created: str, report: Callable[[str, int, int], None]
+    ) -> list[Ingested]:
+        """``ingest`` of at most ``CHUNK_PAIRS`` pairs: the pairs before are stored, so a
+        message repeated from them is "already stored" and a short answer's question is
+        their last stored reply, as within one chunk."""
         planned = [(pair, self._episodes(pair, created)) for pair in pairs]
         known = self.store.stored_keys(self.user, [e.key for _, turns in planned for e in turns])
         fresh = [(pair, [e for e in turns if e.key not in known]) for pair, turns in planned]
@@ -237,7 +260,7 @@ class Ingester:
             if any(e.role == "user" for e in turns):
                 found[pair.line] = self._extract(pair, asked.get(pair.line))
             report("read", done, len(fresh))
-        # One batch of embeddings for every statement (one at a time, embedding was 60 % of
+        # One batch of embeddings for the chunk's statements (one at a time, embedding was 60 % of
         # ingestion), then the claims in order: each may supersede those before it.
         statements = [claim.statement for claims in found.values() for claim in claims]
         vectors = iter(self.records.embed(statements) or [None] * len(statements))
