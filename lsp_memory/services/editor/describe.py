@@ -490,7 +490,7 @@ class Describer:
             t.name: {f.name: f.type for f in t.fields} for t in self.store.entity_types(self.user)
         }
         found: list[tuple[Entity, list[str]]] = []
-        for other in self.store.entities_mentioning(self.user, entity.friendly_id):
+        for other in self.store.entities_naming(self.user, entity.friendly_id):
             if other.friendly_id == entity.friendly_id:
                 continue
             fields: list[str] = []
