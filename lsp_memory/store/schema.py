@@ -625,12 +625,22 @@ def entity_references(db: sqlite3.Connection) -> None:
     index_entity_names(db, db.execute("SELECT id, user, fields FROM entities").fetchall())
 
 
+# Version 12: the date index holds each claim's status, so the newest live claims of a large
+# group are found by walking the index alone, probing each row's membership, without reading
+# the claim's row (a context of 7 000 claims: its 200 newest 6 → 1.5 ms). Self-contained: its
+# version number may change at a merge.
+V12 = """
+DROP INDEX claims_user_updated;
+CREATE INDEX claims_user_updated ON claims (user, updated_at, number, status);
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A migration: an SQL script, or a function given the connection inside the migration's
 transaction (for a column filled by Python)."""
 
 MIGRATIONS: tuple[Migration, ...] = (
-    V1, V2, V3, V4, V5, V6, V7, write_lookups, V9, V10, entity_references,
+    V1, V2, V3, V4, V5, V6, V7, write_lookups, V9, V10, entity_references, V12,
 )  # fmt: skip
 """Each entry moves the schema one version forward; the store's version is their count."""
 
