@@ -5,6 +5,7 @@ that has the tokenizer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ class Listed:
     statement: str
     claim_type: str
     """The claim's primary type (its first), "fact" when it has none."""
+    possible_questions: tuple[str, ...] = ()
+    """Only read by ``listed_claims`` (completion shows them; a group's listing does not)."""
 
 
 # A claim's line, its primary type read by the primary key (claim, pos).
@@ -151,6 +154,25 @@ class Groups(ClaimLoader):
                     row[1], row[2], row[3], _STATUS[row[4]], row[5], row[6] or "fact"
                 )
         return [lines[i] for i in ids]
+
+    @_translated
+    def listed_claims(self, user: str, claim_ids: Sequence[str]) -> list[Listed]:
+        """The user's claims with those ids as a line shows them, with their possible
+        questions, by number: ``@`` completion's claim hits in one query (as whole records,
+        their types and domains read by two more, ~0.7 of 0.2 ms for 35)."""
+        rows = self._db.execute(
+            f"SELECT {_LISTED_COLUMNS}, c.possible_questions FROM claims c "
+            "WHERE c.claim_id IN (SELECT value FROM json_each(?)) AND +c.user = ? "
+            "ORDER BY c.number",
+            (json.dumps(list(claim_ids)), user),
+        )
+        return [
+            Listed(
+                row[0], row[1], row[2], _STATUS[row[3]], row[4], row[5] or "fact",
+                tuple(json.loads(row[6])) if row[6] != "[]" else (),
+            )
+            for row in rows
+        ]  # fmt: skip
 
     @_translated
     def uncounted_claims(self, limit: int) -> list[tuple[int, str]]:
