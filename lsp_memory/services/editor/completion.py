@@ -16,17 +16,17 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import name_key
-from lsp_memory.model import LIVE_STATUSES, ClaimStatus, Note, Tag, doc_key
+from lsp_memory.model import LIVE_STATUSES, Claim, Note, Tag, doc_key
 from lsp_memory.notes import VaultView
 from lsp_memory.notes.parse import NEWLINE, decode
 from lsp_memory.notes.parts import TextBlock, new_block_id, read_text, text_blocks
 from lsp_memory.services.kernel import tokens
 from lsp_memory.store.fulltext import FullTextIndex
-from lsp_memory.store.sqlite import Store
+from lsp_memory.store.sqlite import Listed, Store
 
 LIMIT = 50
 _LIVE = tuple(status.value for status in LIVE_STATUSES)
@@ -208,25 +208,7 @@ def _sort(exact: bool, inactive: bool, kind: str, then: str) -> str:
     return f"{0 if exact else 1}{1 if inactive else 0}{_GROUPS.get(kind, '5')}{then}"
 
 
-class _ClaimShown(Protocol):
-    """What a claim's candidate shows: a whole ``Claim`` (``#``, recent claims) or the
-    store's ``Listed`` (``@``'s full-text hits, read lean)."""
-
-    @property
-    def number(self) -> int: ...
-    @property
-    def friendly_id(self) -> str: ...
-    @property
-    def status(self) -> ClaimStatus: ...
-    @property
-    def statement(self) -> str: ...
-    @property
-    def claim_type(self) -> str: ...
-    @property
-    def possible_questions(self) -> tuple[str, ...]: ...
-
-
-def _claim_candidate(claim: _ClaimShown, label: str, typed: str, then: str) -> Candidate:
+def _claim_candidate(claim: Claim | Listed, label: str, typed: str, then: str) -> Candidate:
     status = "" if claim.status.value == "active" else f" · {claim.status.value}"
     questions = "".join(f"\n- {q}" for q in claim.possible_questions)
     return Candidate(
