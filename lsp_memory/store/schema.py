@@ -10,6 +10,8 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable
 
+from lsp_memory.ids import FRIENDLY_ID
+
 V1 = """
 CREATE TABLE claim_numbers (
     user TEXT PRIMARY KEY,
@@ -580,10 +582,11 @@ CREATE INDEX run_changes_claim ON run_changes (claim);
 
 def entity_names(fields: object) -> set[str]:
     """Every friendly id an entity's fields could name another entity by: a text value as
-    written and each of its comma-separated parts stripped, a list's items stripped. A
-    superset of what an ``entity_ref`` or ``entity_ref_list`` field names, whatever the
-    entity's type declares (the reader checks that), so a change of the type needs no
-    re-index."""
+    written and each of its comma-separated parts stripped, a list's items stripped, those
+    that are ids at all (``FRIENDLY_ID``, which every stored friendly id matches: no email,
+    date or sentence is kept). A superset of what an ``entity_ref`` or ``entity_ref_list``
+    field names, whatever the entity's type declares (the reader checks that), so a change
+    of the type needs no re-index."""
     names: set[str] = set()
     if not isinstance(fields, dict):
         return names
@@ -593,8 +596,7 @@ def entity_names(fields: object) -> set[str]:
             names.update(part.strip() for part in value.split(","))
         elif isinstance(value, list):
             names.update(str(item).strip() for item in value)
-    names.discard("")
-    return names
+    return {name for name in names if FRIENDLY_ID.fullmatch(name)}
 
 
 def index_entity_names(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:

@@ -37,18 +37,21 @@ def test_names_a_field_may_give() -> None:
     fields = {
         "team": "eng_team",
         "members": " alice_ent, bob_ent ,carol_ent",
-        "reports": [" dave_ent", 7, ""],
-        "meta": {"nested": "x"},
+        "reports": [" dave_ent", 7, "", "x_7"],
+        "email": "eve@example.com",
+        "role": "Engineering Manager",
+        "level": "manager",
+        "meta": {"nested": "xyz"},
         "count": 3,
     }
     assert entity_names(fields) == {
         "eng_team",
-        " alice_ent, bob_ent ,carol_ent",
         "alice_ent",
         "bob_ent",
         "carol_ent",
         "dave_ent",
-        "7",
+        "x_7",
+        "manager",  # a word can be an id: the reader decides by the field's type
     }
     assert entity_names(["not", "a", "mapping"]) == set()
 
