@@ -6,8 +6,11 @@ append a new one.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from lsp_memory.ids import FRIENDLY_ID
 
 V1 = """
 CREATE TABLE claim_numbers (
@@ -577,11 +580,70 @@ CREATE INDEX run_changes_claim ON run_changes (claim);
 """
 
 
+def entity_names(fields: object) -> set[str]:
+    """Every friendly id an entity's fields could name another entity by: a text value as
+    written and each of its comma-separated parts stripped, a list's items stripped, those
+    that are ids at all (``FRIENDLY_ID``, which every stored friendly id matches: no email,
+    date or sentence is kept). A superset of what an ``entity_ref`` or ``entity_ref_list``
+    field names, whatever the entity's type declares (the reader checks that), so a change
+    of the type needs no re-index."""
+    names: set[str] = set()
+    if not isinstance(fields, dict):
+        return names
+    for value in fields.values():
+        if isinstance(value, str):
+            names.add(value)
+            names.update(part.strip() for part in value.split(","))
+        elif isinstance(value, list):
+            names.update(str(item).strip() for item in value)
+    return {name for name in names if FRIENDLY_ID.fullmatch(name)}
+
+
+def index_entity_names(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:
+    """Keep ``entity_refs`` for the entities ``(row, user, fields JSON)`` just inserted or
+    whose fields were just written: every write of an entity's fields calls it, in the
+    write's transaction."""
+    for row, user, text in rows:
+        db.execute("DELETE FROM entity_refs WHERE entity = ?", (row,))
+        db.executemany(
+            "INSERT INTO entity_refs (user, name, entity) VALUES (?, ?, ?)",
+            [(user, name, row) for name in sorted(entity_names(json.loads(text)))],
+        )
+
+
+def entity_references(db: sqlite3.Connection) -> None:
+    """Version 11: which entities' fields name each friendly id (``entity_names``), so an
+    entity's page finds the entities referring to it by an index probe instead of searching
+    every entity's fields (``instr`` over 5 000 entities: ~3 ms of a 4–8 ms page), and a
+    rename rewrites only the fields that name the old id. Kept by the store's writes of
+    entity fields (an import, ``set_entity_fields``, a rename), filled here.
+    Self-contained: its version number may change at a merge."""
+    db.execute(
+        "CREATE TABLE entity_refs (user TEXT NOT NULL, name TEXT NOT NULL, "
+        "entity INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE, "
+        "PRIMARY KEY (user, name, entity)) WITHOUT ROWID"
+    )
+    db.execute("CREATE INDEX entity_refs_entity ON entity_refs (entity)")
+    index_entity_names(db, db.execute("SELECT id, user, fields FROM entities").fetchall())
+
+
+# Version 12: the date index holds each claim's status, so the newest live claims of a large
+# group are found by walking the index alone, probing each row's membership, without reading
+# the claim's row (a context of 7 000 claims: its 200 newest 6 → 1.5 ms). Self-contained: its
+# version number may change at a merge.
+V12 = """
+DROP INDEX claims_user_updated;
+CREATE INDEX claims_user_updated ON claims (user, updated_at, number, status);
+"""
+
+
 Migration = str | Callable[[sqlite3.Connection], None]
 """A migration: an SQL script, or a function given the connection inside the migration's
 transaction (for a column filled by Python)."""
 
-MIGRATIONS: tuple[Migration, ...] = (V1, V2, V3, V4, V5, V6, V7, write_lookups, V9, V10)
+MIGRATIONS: tuple[Migration, ...] = (
+    V1, V2, V3, V4, V5, V6, V7, write_lookups, V9, V10, entity_references, V12,
+)  # fmt: skip
 """Each entry moves the schema one version forward; the store's version is their count."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,7 +26,7 @@ from lsp_memory.notes.parse import NEWLINE, decode
 from lsp_memory.notes.parts import TextBlock, new_block_id, read_text, text_blocks
 from lsp_memory.services.kernel import tokens
 from lsp_memory.store.fulltext import FullTextIndex
-from lsp_memory.store.sqlite import Store
+from lsp_memory.store.sqlite import Listed, Store
 
 LIMIT = 50
 _LIVE = tuple(status.value for status in LIVE_STATUSES)
@@ -208,7 +208,7 @@ def _sort(exact: bool, inactive: bool, kind: str, then: str) -> str:
     return f"{0 if exact else 1}{1 if inactive else 0}{_GROUPS.get(kind, '5')}{then}"
 
 
-def _claim_candidate(claim: Claim, label: str, typed: str, then: str) -> Candidate:
+def _claim_candidate(claim: Claim | Listed, label: str, typed: str, then: str) -> Candidate:
     status = "" if claim.status.value == "active" else f" · {claim.status.value}"
     questions = "".join(f"\n- {q}" for q in claim.possible_questions)
     return Candidate(
@@ -340,11 +340,12 @@ class Completer:
             hits = self.text.prefix(
                 prefix, user=user, kinds={"claim", "context", "entity"}, k=LIMIT
             )
-            # The hits' claims in one query (one lookup each took 5 ms for 50).
+            # The hits' claims in one query, only what a candidate shows (one lookup each
+            # took 5 ms for 50; whole records 0.7 ms for 35).
             claims = {
                 claim.friendly_id: claim
-                for claim in self.store.claims_by_ids(
-                    user, [doc_key(h.id) for h in hits if h.kind == "claim"], links=False
+                for claim in self.store.listed_claims(
+                    user, [doc_key(h.id) for h in hits if h.kind == "claim"]
                 )
             }
             for rank, hit in enumerate(hits):

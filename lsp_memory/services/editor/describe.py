@@ -73,6 +73,9 @@ _FOOTER = (
 # Markdown that would turn a statement into markup; `_` only at a word's edge (snake_case
 # renders as written).
 _SPECIAL = re.compile(r"([\\`*<>\[\]|~&])|(?<!\w)_|_(?!\w)")
+_MARKUP = re.compile(r"[\\`*<>\[\]|~&_]")
+"""Any character ``_SPECIAL`` may escape: most statements have none, and looking for one
+costs a quarter of the substitution (a page escapes up to 200 statements)."""
 _BLOCK_MARK = re.compile(r"[#>+=-]")
 _ORDERED_MARK = re.compile(r"(\d+)([.)])")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -490,7 +493,7 @@ class Describer:
             t.name: {f.name: f.type for f in t.fields} for t in self.store.entity_types(self.user)
         }
         found: list[tuple[Entity, list[str]]] = []
-        for other in self.store.entities_mentioning(self.user, entity.friendly_id):
+        for other in self.store.entities_naming(self.user, entity.friendly_id):
             if other.friendly_id == entity.friendly_id:
                 continue
             fields: list[str] = []
@@ -656,7 +659,7 @@ def _md(text: str) -> str:
     """``text`` on one line, as literal Markdown: white space folded, markup characters
     escaped, a block marker at the start neutralised."""
     folded = " ".join(text.split())
-    escaped = _SPECIAL.sub(lambda m: "\\" + m.group(), folded)
+    escaped = _SPECIAL.sub(lambda m: "\\" + m.group(), folded) if _MARKUP.search(folded) else folded
     if _BLOCK_MARK.match(escaped):
         return "\\" + escaped
     # "2. text" would be a list item; only punctuation can be escaped, so "2\. text".

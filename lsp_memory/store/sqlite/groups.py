@@ -5,6 +5,7 @@ that has the tokenizer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,8 @@ from lsp_memory.store.sqlite.rows import _LIVE, _STATUS, ClaimLoader
 
 GROUP_KINDS = ("context", "tag", "domain")
 _TREES = {"context": "contexts", "tag": "tags"}
+_BATCH = 500
+"""Row ids bound in one ``IN (…)`` (SQLite allows 32 766 variables; a page lists 200)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,8 @@ class Listed:
     statement: str
     claim_type: str
     """The claim's primary type (its first), "fact" when it has none."""
+    possible_questions: tuple[str, ...] = ()
+    """Only read by ``listed_claims`` (completion shows them; a group's listing does not)."""
 
 
 # A claim's line, its primary type read by the primary key (claim, pos).
@@ -116,10 +121,14 @@ class Groups(ClaimLoader):
         (highest,) = self._db.execute(
             "SELECT coalesce(max(number), 0) FROM claims WHERE user = ?", (user,)
         ).fetchone()
-        # Walking reads ~limit × highest / size rows; sorting reads the group's own size.
+        # Walking reads ~limit × highest / size rows of the date index (which holds the
+        # status: no claim row is read); sorting reads the group's own size.
+        # Either way only the claims' rows are ordered; their lines are read after, for
+        # the `limit` kept (carrying every member's statement and first type through the
+        # sort took a 1 500-claim context's 200 newest 4 ms, its row ids 2.3 ms).
         if size * size >= limit * highest:
             sql = (
-                f"SELECT {_LISTED_COLUMNS} FROM claims c INDEXED BY claims_user_updated "
+                "SELECT c.id FROM claims c INDEXED BY claims_user_updated "
                 f"WHERE c.user = ? AND c.status IN {_LIVE} AND EXISTS (SELECT 1 FROM "
                 "group_claims m WHERE m.kind = ? AND m.grp = ? AND m.claim = c.id) "
                 f"ORDER BY c.updated_at {order}, c.number {order} LIMIT ?"
@@ -127,17 +136,43 @@ class Groups(ClaimLoader):
             params: tuple[object, ...] = (user, kind, group, limit)
         else:
             sql = (
-                f"SELECT {_LISTED_COLUMNS} FROM group_claims m CROSS JOIN claims c "
+                "SELECT c.id FROM group_claims m CROSS JOIN claims c "
                 "ON c.id = m.claim WHERE m.kind = ? AND m.grp = ? AND c.user = ? "
                 f"AND c.status IN {_LIVE} ORDER BY c.updated_at {order}, c.number {order} "
                 "LIMIT ?"
             )
             params = (kind, group, user, limit)
-        rows = self._db.execute(sql, params).fetchall()
+        ids = [row[0] for row in self._db.execute(sql, params)]
+        lines: dict[int, Listed] = {}
+        for at in range(0, len(ids), _BATCH):
+            batch = ids[at : at + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for row in self._db.execute(
+                f"SELECT c.id, {_LISTED_COLUMNS} FROM claims c WHERE c.id IN ({marks})", batch
+            ):
+                lines[row[0]] = Listed(
+                    row[1], row[2], row[3], _STATUS[row[4]], row[5], row[6] or "fact"
+                )
+        return [lines[i] for i in ids]
+
+    @_translated
+    def listed_claims(self, user: str, claim_ids: Sequence[str]) -> list[Listed]:
+        """The user's claims with those ids as a line shows them, with their possible
+        questions, by number: ``@`` completion's claim hits in one query (as whole records,
+        their types and domains read by two more, ~0.7 of 0.2 ms for 35)."""
+        rows = self._db.execute(
+            f"SELECT {_LISTED_COLUMNS}, c.possible_questions FROM claims c "
+            "WHERE c.claim_id IN (SELECT value FROM json_each(?)) AND +c.user = ? "
+            "ORDER BY c.number",
+            (json.dumps(list(claim_ids)), user),
+        )
         return [
-            Listed(row[0], row[1], row[2], _STATUS[row[3]], row[4], row[5] or "fact")
+            Listed(
+                row[0], row[1], row[2], _STATUS[row[3]], row[4], row[5] or "fact",
+                tuple(json.loads(row[6])) if row[6] != "[]" else (),
+            )
             for row in rows
-        ]
+        ]  # fmt: skip
 
     @_translated
     def uncounted_claims(self, limit: int) -> list[tuple[int, str]]:

@@ -7,6 +7,7 @@ import json
 import sqlite3
 
 from lsp_memory.errors import StoreError
+from lsp_memory.store.schema import index_entity_names
 from lsp_memory.store.sqlite.changes import _log, _log_rows
 from lsp_memory.store.sqlite.connection import StoreBase, _translated
 
@@ -30,7 +31,12 @@ def _rename_entity_refs(db: sqlite3.Connection, user: str, old: str, new: str) -
         )
     }
     changed: list[int] = []
-    rows = db.execute("SELECT id, type, fields FROM entities WHERE user = ?", (user,)).fetchall()
+    # Only the entities whose fields may name it (`entity_refs`), not every entity's fields.
+    rows = db.execute(
+        "SELECT id, type, fields FROM entities WHERE id IN "
+        "(SELECT entity FROM entity_refs WHERE user = ? AND name = ?)",
+        (user, old),
+    ).fetchall()
     for row, type_id, text in rows:
         fields = json.loads(text)
         declared = kinds.get(int(type_id), {})
@@ -52,10 +58,9 @@ def _rename_entity_refs(db: sqlite3.Connection, user: str, old: str, new: str) -
                     )
                     touched = True
         if touched:
-            db.execute(
-                "UPDATE entities SET fields = ? WHERE id = ?",
-                (json.dumps(fields, ensure_ascii=False), row),
-            )
+            written = json.dumps(fields, ensure_ascii=False)
+            db.execute("UPDATE entities SET fields = ? WHERE id = ?", (written, row))
+            index_entity_names(db, [(int(row), user, written)])
             changed.append(int(row))
     return changed
 

@@ -12,7 +12,7 @@ from typing import Any
 from lsp_memory.ids import name_key
 from lsp_memory.model import Claim, Context, Entity, EntityField, EntityType, Tag
 from lsp_memory.slots import slot_key
-from lsp_memory.store.schema import FILL_GROUP_SIZES
+from lsp_memory.store.schema import FILL_GROUP_SIZES, index_entity_names
 from lsp_memory.store.sqlite.changes import _log
 from lsp_memory.store.sqlite.claims import _supersede
 from lsp_memory.store.sqlite.connection import _statements, _translated
@@ -313,6 +313,10 @@ class _Writer:
             ],
         )
         entity_ids = self._assign("entities", ((e.user, e.friendly_id) for e in batch.entities))
+        entity_rows = [
+            (i, e, json.dumps(e.fields, ensure_ascii=False))
+            for i, e in zip(entity_ids, batch.entities, strict=True)
+        ]
         db.executemany(
             "INSERT INTO entities (id, entity_id, user, friendly_id, name, type, fields, "
             "trashed, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -324,14 +328,15 @@ class _Writer:
                     e.friendly_id,
                     e.name,
                     self._id("entity_types", e.user, e.type),
-                    json.dumps(e.fields, ensure_ascii=False),
+                    fields,
                     int(e.trashed),
                     e.created_at,
                     e.updated_at,
                 )
-                for i, e in zip(entity_ids, batch.entities, strict=True)
+                for i, e, fields in entity_rows
             ],
         )
+        index_entity_names(db, [(i, e.user, fields) for i, e, fields in entity_rows])
         self._claims(batch.claims)
 
     def _parent(self, table: str, user: str, parent: str | None) -> int | None:
