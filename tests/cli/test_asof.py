@@ -132,6 +132,8 @@ def test_the_memory_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noqa: 
         None,
     )
     assert "did not exist yet" in one_error_line(run("claim", "show", "5", "--as-of", "2026-03-01"))
+    # Its updated_at then: when it was added to @home (a single write), not its creation.
+    assert as_json["created_at"] < as_json["updated_at"] <= memory.before
 
     # resolve: a context's claims live then, each as it was; a claim or context not yet made.
     def members(*args: str) -> list[tuple[int, str]]:

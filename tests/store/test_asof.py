@@ -52,13 +52,34 @@ def test_single_writes_are_recorded_and_undone_in_time(store: Store) -> None:
     april = claim_then(store, USER, found, "2026-04-15T00:00:00.000000Z")
     assert april is not None and april.contexts == ()
 
+    # Each write recorded the claim's updated_at: its recency as of a date is its last
+    # write's by then, not its creation.
+    updated = [
+        then.updated_at[:10]
+        for moment in ("2026-01-15", "2026-02-15", "2026-03-15", "2026-04-15", "2026-05-15")
+        if (then := claim_then(store, USER, found, f"{moment}T00:00:00.000000Z"))
+    ]
+    assert updated == ["2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01", "2026-05-01"]
     lines = [(c.at[:10], c.what, dict(c.fields)) for c in history(store, USER, found)]
+    month = "2026-{:02}-01T00:00:00.000000Z".format
     assert lines == [
         ("2026-01-01", "created", {"status": (None, "active"), "confidence": (None, 1.0)}),
-        ("2026-02-01", "pinned", {"pinned": (False, True)}),
-        ("2026-03-01", "retracted", {"status": ("active", "retracted")}),
-        ("2026-04-01", "restored", {"status": ("retracted", "active")}),
-        ("2026-05-01", "added to a context", {"context": (None, "games")}),
+        ("2026-02-01", "pinned", {"pinned": (False, True), "updated_at": (DAY, month(2))}),
+        (
+            "2026-03-01",
+            "retracted",
+            {"status": ("active", "retracted"), "updated_at": (month(2), month(3))},
+        ),
+        (
+            "2026-04-01",
+            "restored",
+            {"status": ("retracted", "active"), "updated_at": (month(3), month(4))},
+        ),
+        (
+            "2026-05-01",
+            "added to a context",
+            {"context": (None, "games"), "updated_at": (month(4), month(5))},
+        ),
     ]
     assert status_since(store, USER, found) == "2026-04-01T00:00:00.000000Z"
 
@@ -120,6 +141,7 @@ def test_a_supersede_is_recorded_with_its_fields(store: Store) -> None:
         ("superseded", "status", "active", "superseded"),
         ("superseded", "superseded_by", None, new),
         ("superseded", "valid_to", None, "2026-06-01T00:00:00.000000Z"),
+        ("superseded", "updated_at", DAY, "2026-06-01T00:00:00.000000Z"),
     ]
 
 
