@@ -257,6 +257,35 @@ def test_build_context_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noq
     assert "cannot serve a conversation" in one_error_line(refused)
 
 
+def tiers(run: Run, tmp_path: Path, moment: str) -> dict[str, tuple[str, str]]:  # noqa: F811
+    """The automatic memories of a block without references as of ``moment``: statement →
+    (tier, status)."""
+    (tmp_path / "plain.md").write_text("Where do I live? What do I drink and play?\n")
+    args = ("build-context", str(tmp_path / "plain.md"), "--as-of", moment, "--format", "json")
+    result = run(*args)
+    assert result.returncode == 0, result.stderr
+    (section,) = json.loads(result.stdout)["sections"]
+    return {c["statement"]: (c["tier"], c["status"]) for c in section["items"]}
+
+
+def test_a_block_as_of_a_date_takes_its_tiers_from_the_claims_as_they_were(
+    run: Run,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A claim superseded or retracted after the date is in its tier as it was; one made
+    after it is not; one deprecated after it is."""
+    memory = write_memory(run, tmp_path)
+    before = tiers(run, tmp_path, memory.before)
+    assert before["I live in Lyon"] == ("core", "active")  # superseded since
+    assert before["I play chess on Sundays"] == ("recent", "active")  # retracted since
+    assert "I moved to Berlin" not in before  # made since
+    after = tiers(run, tmp_path, memory.after)
+    assert after["I like dark roast coffee"] == ("core", "active")  # deprecated in 2030
+    assert after["I moved to Berlin"][1] == "active"
+    assert "I live in Lyon" not in after and "I play chess on Sundays" not in after
+    assert "I like dark roast coffee" not in tiers(run, tmp_path, "2030-02-01")
+
+
 def test_resolve_a_context_as_of_a_date_uses_its_links_then(run: Run) -> None:  # noqa: F811
     """A claim taken out of a context since was in it then; one put in since was not."""
     for text in ("I water the plants on Mondays", "I take the bins out on Tuesdays"):

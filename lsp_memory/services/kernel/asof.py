@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
-from typing import Any
+from itertools import islice
+from typing import Any, NamedTuple
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import moment_of, stored, timestamp
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Context
 from lsp_memory.services.kernel.resolver import Resolution
-from lsp_memory.store.sqlite import ClaimEvent, Store
+from lsp_memory.store.sqlite import ClaimEvent, Standing, Store
 
 _FIELDS = (
     "status",
@@ -87,28 +88,111 @@ def claims_then(
     return [then.get(claim.claim_id) for claim in claims]
 
 
-def live_claims_then(store: Store, user: str, moment: str, min_confidence: float) -> list[Claim]:
-    """Every claim of the user live at ``moment``, as it was then, of confidence at least
-    ``min_confidence`` then, most recently updated (then) first: what a context block as of a
-    date picks its pinned claims and automatic memories from. Reads every claim made by
-    then (seconds at 100 000 claims), so the last moment's answer is kept until the store
-    changes: an agent asks several questions of one date. A fresh list."""
-    kept: dict[str, list[Claim]] = store.remembered(("live then", user), dict)
+def live_claims_then(store: Store, user: str, moment: str) -> LiveThen:
+    """The claims of the user live at ``moment``, as they were then: what a context block as
+    of a date picks its pinned claims and automatic memories from. Kept until the store
+    changes (an agent asks several questions of one date), the last moment's only."""
+    kept: dict[str, LiveThen] = store.remembered(("live then", user), dict)
     if moment not in kept:
-        kept.clear()  # one moment: its claims may be tens of megabytes
-        kept[moment] = _live_then(store, user, moment)
-    return [claim for claim in kept[moment] if claim.confidence >= min_confidence]
+        kept.clear()
+        kept[moment] = LiveThen(store, user, moment)
+    return kept[moment]
 
 
-def _live_then(store: Store, user: str, moment: str) -> list[Claim]:
-    made = store.claims_made_by(user, moment)
-    found = [
-        claim
-        for claim in claims_then(store, user, made, moment)
-        if claim is not None and live_then(claim, moment)
-    ]
-    found.sort(key=lambda claim: (claim.updated_at, claim.number), reverse=True)
-    return found
+class LiveThen:
+    """The claims live at a moment, most recently updated (then) first, chosen without
+    loading them: each claim made by then is a light row (``Store.standing_by``) whose
+    status, confidence, pin, validity and ``updated_at`` are put back as they were (the value
+    the first change after the moment replaced: what undoing every later change, newest
+    first, leaves). Only the claims a block shows are loaded and put back whole
+    (``claims_then``). At 100 000 claims with a change each, putting every claim back whole
+    took seconds; reading the light rows takes a fraction of one."""
+
+    def __init__(self, store: Store, user: str, moment: str) -> None:
+        self.store, self.user, self.moment = store, user, moment
+        rows = store.standing_by(user, moment)
+        found = [_Then.of(row, moment) for row in rows if not row.superseded and _live(row, moment)]
+        self._loaded: dict[str, Claim] = {}
+        # Superseded since, perhaps by a version that did not record it: put back whole.
+        legacy = [row.claim_id for row in rows if row.superseded]
+        now = store.claims_by_ids(user, legacy, links=False)
+        for claim in claims_then(store, user, now, moment):
+            if claim is not None and live_then(claim, moment):
+                self._loaded[claim.claim_id] = claim
+                found.append(_Then.of(claim, moment))
+        found.sort(key=lambda then: (then.updated_at, then.number), reverse=True)
+        self._live = found
+        self._by_id = {then.claim_id: then for then in found}
+
+    def pinned(self) -> list[Claim]:
+        """The claims pinned then, whatever their confidence."""
+        return self._load([then.claim_id for then in self._live if then.pinned])
+
+    def newest(
+        self,
+        limit: int,
+        *,
+        types: Sequence[str] | None = None,
+        since: str | None = None,
+        min_confidence: float = 0.0,
+    ) -> list[Claim]:
+        """Up to ``limit`` claims of confidence ``min_confidence`` or more then, newest
+        first; with ``types``, those of any of them; with ``since``, updated then or later:
+        the core, active and recent tiers, as the store reads them today."""
+        wanted = set(types) if types is not None else None
+        found = (
+            then.claim_id
+            for then in self._live
+            if then.confidence >= min_confidence
+            and (wanted is None or not wanted.isdisjoint(then.types))
+            and then.updated_at >= (since or "")
+        )
+        return self._load(list(islice(found, limit)))
+
+    def of(self, claim_ids: Sequence[str], min_confidence: float = 0.0) -> dict[str, Claim]:
+        """Those of ``claim_ids`` live then at ``min_confidence`` or more, as they were."""
+        live = [self._by_id.get(claim_id) for claim_id in claim_ids]
+        taken = [then.claim_id for then in live if then and then.confidence >= min_confidence]
+        return {claim.claim_id: claim for claim in self._load(taken)}
+
+    def _load(self, claim_ids: list[str]) -> list[Claim]:
+        """The claims ``claim_ids`` as they were, in that order; loaded once each."""
+        missing = [claim_id for claim_id in claim_ids if claim_id not in self._loaded]
+        if missing:
+            now = self.store.claims_by_ids(self.user, missing, links=False)
+            for claim in claims_then(self.store, self.user, now, self.moment):
+                if claim is not None:
+                    self._loaded[claim.claim_id] = claim
+        return [self._loaded[claim_id] for claim_id in claim_ids if claim_id in self._loaded]
+
+
+class _Then(NamedTuple):
+    """A claim live at a moment, as ``LiveThen`` chooses it."""
+
+    updated_at: str
+    number: int
+    claim_id: str
+    confidence: float
+    pinned: bool
+    types: tuple[str, ...]
+
+    @classmethod
+    def of(cls, claim: Claim | Standing, moment: str) -> _Then:
+        """``claim`` as it was at ``moment``: its ``updated_at`` then is its creation when
+        no change after the moment says otherwise, as ``_undone`` leaves it."""
+        types = claim.claim_types if isinstance(claim, Claim) else claim.types
+        updated = claim.updated_at
+        if updated is None or updated > moment:
+            updated = claim.created_at
+        return cls(updated, claim.number, claim.claim_id, claim.confidence, claim.pinned, types)
+
+
+def _live(row: Standing, moment: str) -> bool:
+    """Whether ``row`` (as it was at ``moment``) was live then, as ``live_then`` says."""
+    return row.status in _LIVE and (row.valid_to is None or row.valid_to > moment)
+
+
+_LIVE = frozenset(status.value for status in LIVE_STATUSES)
 
 
 def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:

@@ -35,7 +35,7 @@ from lsp_memory.store.sqlite.connection import (
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.groups import Groups, GroupSize, Listed
-from lsp_memory.store.sqlite.history import ClaimEvent, History
+from lsp_memory.store.sqlite.history import ClaimEvent, History, Standing
 from lsp_memory.store.sqlite.lifecycle import (
     ChangedSince,
     ClaimState,
@@ -77,6 +77,7 @@ __all__ = [
     "ReviewItem",
     "Run",
     "StaleError",
+    "Standing",
     "Store",
     "StoredKeys",
     "Undone",
