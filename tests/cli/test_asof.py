@@ -286,6 +286,32 @@ def test_a_block_as_of_a_date_takes_its_tiers_from_the_claims_as_they_were(
     assert "I like dark roast coffee" not in tiers(run, tmp_path, "2030-02-01")
 
 
+def test_a_block_as_of_a_date_names_the_successor_then(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """Lyon was superseded by Paris, and Paris later by Berlin: as of a date between the two,
+    the warning about Lyon names Paris; today, Berlin."""
+    assert run("context", "add", "Home", "--id", "home").returncode == 0
+    moments = []
+    for city in ("Lyon", "Paris"):
+        added = run("claim", "add", f"I live in {city}", "--type", "identity", "--context", "home")
+        assert added.returncode == 0, added.stderr
+        moments.append(datetime.now(UTC).isoformat(timespec="microseconds"))
+    first, between = moments
+    added = run("claim", "add", "I live in Berlin", "--type", "identity", "--context", "home")
+    assert added.stdout.rstrip().endswith("(supersedes #2)"), added.stdout
+
+    def warnings(*args: str) -> list[str]:
+        (tmp_path / "prompt.md").write_text("Where did I live? #1\n", encoding="utf-8")
+        result = run("build-context", str(tmp_path / "prompt.md"), "--format", "json", *args)
+        assert result.returncode == 0, result.stderr
+        return [w for w in json.loads(result.stdout)["warnings"] if w.startswith("#1:")]
+
+    (then,) = warnings("--as-of", between)
+    assert then.startswith("#1: claim #1 is superseded by #2 @"), then
+    (today,) = warnings()
+    assert today.startswith("#1: claim #1 is superseded by #3 @"), today
+    assert warnings("--as-of", first) == []  # Lyon was live then
+
+
 def test_resolve_a_context_as_of_a_date_uses_its_links_then(run: Run) -> None:  # noqa: F811
     """A claim taken out of a context since was in it then; one put in since was not."""
     for text in ("I water the plants on Mondays", "I take the bins out on Tuesdays"):

@@ -108,7 +108,7 @@ class Assembler:
         if limit < 1:
             raise ValueError("the budget must be at least 1 token")
         parsed = refs.parse_document(text, language_id=language_id, path=path)
-        build = Build()
+        build = Build(as_of=as_of)
         store, user = self.store, self.user
         attached = [self._argument(ref, "--attach") for ref in attach]
         pinned = [self._argument(ref, "--pin") for ref in pin]

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from lsp_memory.errors import UserError
 from lsp_memory.ids import moment_of, stored, timestamp
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Context
+from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.store.sqlite import ClaimEvent, Standing, Store
 
@@ -198,6 +199,19 @@ _LIVE = frozenset(status.value for status in LIVE_STATUSES)
 def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:
     """``claim`` as it was at ``moment``, None when it was created after it."""
     return claims_then(store, user, [claim], moment)[0]
+
+
+def successor_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:
+    """``lineage.successor`` as of ``moment`` for ``claim`` as it was then: the chain as it
+    was then (its claims' pointers then), its first claim live then, as it was; None when
+    the chain then ended before one (a successor made later did not exist)."""
+    return lineage.successor(
+        store,
+        user,
+        claim,
+        then=lambda found: claim_then(store, user, found, moment),
+        live=lambda found: live_then(found, moment),
+    )
 
 
 def resolved_then(store: Store, user: str, found: Resolution, moment: str) -> Resolution:
