@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any
 
 from lsp_memory.errors import UserError
 from lsp_memory.ids import moment_of, stored, timestamp
 from lsp_memory.model import LIVE_STATUSES, Claim, ClaimStatus, Context
 from lsp_memory.services.kernel import lineage
 from lsp_memory.services.kernel.resolver import Resolution
-from lsp_memory.store.sqlite import ClaimEvent, Standing, Store
+from lsp_memory.store.sqlite import TYPES_SEP, ClaimEvent, LiveRow, Store
 
 _FIELDS = (
     "status",
@@ -111,23 +111,33 @@ class LiveThen:
 
     def __init__(self, store: Store, user: str, moment: str) -> None:
         self.store, self.user, self.moment = store, user, moment
-        rows = store.standing_by(user, moment)
-        found = [_Then.of(row, moment) for row in rows if not row.superseded and _live(row, moment)]
+        standing = store.standing_by(user, moment)
+        found = standing.live
         self._loaded: dict[str, Claim] = {}
         # Superseded since, perhaps by a version that did not record it: put back whole.
-        legacy = [row.claim_id for row in rows if row.superseded]
-        now = store.claims_by_ids(user, legacy, links=False)
-        for claim in claims_then(store, user, now, moment):
-            if claim is not None and live_then(claim, moment):
-                self._loaded[claim.claim_id] = claim
-                found.append(_Then.of(claim, moment))
-        found.sort(key=lambda then: (then.updated_at, then.number), reverse=True)
-        self._live = found
-        self._by_id = {then.claim_id: then for then in found}
+        now = store.claims_by_ids(user, standing.superseded, links=False)
+        then = [c for c in claims_then(store, user, now, moment) if c and live_then(c, moment)]
+        for claim in then:
+            self._loaded[claim.claim_id] = claim
+            types = TYPES_SEP.join(claim.claim_types) or None
+            found.append(
+                (
+                    claim.updated_at,
+                    claim.number,
+                    claim.claim_id,
+                    claim.confidence,
+                    claim.pinned,
+                    types,
+                )
+            )
+        if then:
+            found.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        self._live: list[LiveRow] = found
+        self._by_id = {row[2]: row for row in found}
 
     def pinned(self) -> list[Claim]:
         """The claims pinned then, whatever their confidence."""
-        return self._load([then.claim_id for then in self._live if then.pinned])
+        return self._load([claim_id for _, _, claim_id, _, pinned, _ in self._live if pinned])
 
     def newest(
         self,
@@ -142,18 +152,18 @@ class LiveThen:
         the core, active and recent tiers, as the store reads them today."""
         wanted = set(types) if types is not None else None
         found = (
-            then.claim_id
-            for then in self._live
-            if then.confidence >= min_confidence
-            and (wanted is None or not wanted.isdisjoint(then.types))
-            and then.updated_at >= (since or "")
+            claim_id
+            for updated, _, claim_id, confidence, _, kinds in self._live
+            if confidence >= min_confidence
+            and updated >= (since or "")
+            and (wanted is None or not wanted.isdisjoint((kinds or "").split(TYPES_SEP)))
         )
         return self._load(list(islice(found, limit)))
 
     def of(self, claim_ids: Sequence[str], min_confidence: float = 0.0) -> dict[str, Claim]:
         """Those of ``claim_ids`` live then at ``min_confidence`` or more, as they were."""
         live = [self._by_id.get(claim_id) for claim_id in claim_ids]
-        taken = [then.claim_id for then in live if then and then.confidence >= min_confidence]
+        taken = [row[2] for row in live if row and row[3] >= min_confidence]
         return {claim.claim_id: claim for claim in self._load(taken)}
 
     def _load(self, claim_ids: list[str]) -> list[Claim]:
@@ -165,35 +175,6 @@ class LiveThen:
                 if claim is not None:
                     self._loaded[claim.claim_id] = claim
         return [self._loaded[claim_id] for claim_id in claim_ids if claim_id in self._loaded]
-
-
-class _Then(NamedTuple):
-    """A claim live at a moment, as ``LiveThen`` chooses it."""
-
-    updated_at: str
-    number: int
-    claim_id: str
-    confidence: float
-    pinned: bool
-    types: tuple[str, ...]
-
-    @classmethod
-    def of(cls, claim: Claim | Standing, moment: str) -> _Then:
-        """``claim`` as it was at ``moment``: its ``updated_at`` then is its creation when
-        no change after the moment says otherwise, as ``_undone`` leaves it."""
-        types = claim.claim_types if isinstance(claim, Claim) else claim.types
-        updated = claim.updated_at
-        if updated is None or updated > moment:
-            updated = claim.created_at
-        return cls(updated, claim.number, claim.claim_id, claim.confidence, claim.pinned, types)
-
-
-def _live(row: Standing, moment: str) -> bool:
-    """Whether ``row`` (as it was at ``moment``) was live then, as ``live_then`` says."""
-    return row.status in _LIVE and (row.valid_to is None or row.valid_to > moment)
-
-
-_LIVE = frozenset(status.value for status in LIVE_STATUSES)
 
 
 def claim_then(store: Store, user: str, claim: Claim, moment: str) -> Claim | None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from lsp_memory.model import Claim
 from lsp_memory.store.sqlite.connection import _translated
-from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _IDS, _SEP, ClaimLoader
+from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _IDS, _LIVE, _SEP, ClaimLoader
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,22 +42,22 @@ class ClaimEvent:
         return (self.at, self.order)
 
 
-class Standing(NamedTuple):
-    """One claim as ``History.standing_by`` reads it: the fields a moment's tiers choose by,
-    each as it was then unless a legacy superseding is to be put back (``superseded``)."""
+LiveRow = tuple[str, int, str, float, int, str | None]
+"""A claim live at a moment, as it was then (``History.standing_by``): its ``updated_at``,
+number, id, confidence, pin (0 or 1) and types (joined by ``TYPES_SEP``)."""
+TYPES_SEP = _SEP
 
-    claim_id: str
-    number: int
-    created_at: str
-    superseded: bool
-    """Superseded now, valid until after the moment: it may have been superseded by a version
-    that did not record single writes (``kernel.asof._with_legacy``)."""
-    status: str
-    confidence: float
-    pinned: bool
-    valid_to: str | None
-    updated_at: str | None
-    types: tuple[str, ...]
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The claims live at a moment, chosen from light rows put back in SQL."""
+
+    live: list[LiveRow]
+    """Those live then, most recently updated (then) first, ties by the higher number."""
+    superseded: list[str]
+    """The ids of claims superseded now and valid until after the moment, left out of
+    ``live``: each may have been superseded by a version that did not record single writes
+    (``kernel.asof._with_legacy``), so is to be put back whole."""
 
 
 _THEN = ("status", "confidence", "pinned", "valid_to", "updated_at")
@@ -94,20 +94,31 @@ was AS (
     )
 }
     FROM first GROUP BY claim
+),
+past AS (
+    SELECT c.id, c.claim_id, c.number, c.created_at,
+        c.status = 'superseded' AND c.valid_to > :moment AS superseded,
+        {
+    ", ".join(f"CASE WHEN w.has_{name} THEN w.{name} ELSE c.{name} END AS {name}" for name in _THEN)
+}
+    FROM claims c LEFT JOIN was w ON w.claim = c.id
+    WHERE +c.user = :user AND c.created_at <= :moment
+    AND (c.valid_from IS NULL OR c.valid_from <= :moment)
 )
-SELECT c.claim_id, c.number, c.created_at,
-    c.status = 'superseded' AND c.valid_to > :moment,
-    {", ".join(f"CASE WHEN w.has_{name} THEN w.{name} ELSE c.{name} END" for name in _THEN)},
-    (SELECT group_concat(t.type, :sep) FROM claim_types t WHERE t.claim = c.id)
-FROM claims c LEFT JOIN was w ON w.claim = c.id
-WHERE +c.user = :user AND c.created_at <= :moment
-AND (c.valid_from IS NULL OR c.valid_from <= :moment)
+SELECT CASE WHEN updated_at IS NULL OR updated_at > :moment THEN created_at ELSE updated_at
+    END AS updated, number, claim_id, confidence, pinned,
+    (SELECT group_concat(t.type, :sep) FROM claim_types t WHERE t.claim = past.id), superseded
+FROM past
+WHERE superseded OR (status IN {_LIVE} AND (valid_to IS NULL OR valid_to > :moment))
+ORDER BY updated DESC, number DESC
 """
 """``standing_by``'s query. Every change after the moment as ``claim_events`` reads them (a
 single write at its time, a run's change at the run's ``now``, its undoing, before and after
 swapped, when undone); of each field of each claim the first, whose ``before`` is the
-field's value then. ``+c.user``: a scan of the table; through the (user, updated_at) index
-SQLite read half the claims in three times as long."""
+field's value then; a claim's ``updated_at`` then is its creation when the value found is
+later than the moment or none (as ``kernel.asof._undone`` leaves it). ``+c.user``: a scan
+of the table; through the (user, updated_at) index SQLite read half the claims in three
+times as long."""
 
 
 class History(ClaimLoader):
@@ -189,22 +200,22 @@ class History(ClaimLoader):
         )
 
     @_translated
-    def standing_by(self, user: str, moment: str) -> list[Standing]:
-        """The user's claims created at ``moment`` or before and not valid only from later
-        (``valid_from``, which no change touches), as light rows whose status, confidence,
-        pin, ``valid_to`` and ``updated_at`` are each the value the first change after
-        ``moment`` replaced (their value now when none did): what undoing every later change,
-        newest first, leaves (``kernel.asof.LiveThen``). Done in SQL: loading 50 000
-        claims and their 100 000 changes to undo them took seconds."""
-        rows = self._db.execute(_STANDING, {"user": user, "moment": moment, "sep": _SEP})
-        return [
-            Standing(
-                claim_id, number, created, bool(superseded), status, float(confidence),
-                bool(pinned), valid_to, updated, tuple(types.split(_SEP)) if types else (),
-            )
-            for claim_id, number, created, superseded, status, confidence, pinned, valid_to,
-            updated, types in rows
-        ]  # fmt: skip
+    def standing_by(self, user: str, moment: str) -> Standing:
+        """The user's claims live at ``moment`` as they were then, as light rows: of the
+        claims created then or before and not valid only from later (``valid_from``, which no
+        change touches), each with its status, confidence, pin, ``valid_to`` and
+        ``updated_at`` the value the first change after ``moment`` replaced (their value now
+        when none did) — what undoing every later change, newest first, leaves
+        (``kernel.asof.LiveThen``). Done in SQL: loading 50 000 claims and their 100 000
+        changes to undo them took seconds."""
+        live: list[LiveRow] = []
+        superseded: list[str] = []
+        for row in self._db.execute(_STANDING, {"user": user, "moment": moment, "sep": _SEP}):
+            if row[6]:
+                superseded.append(row[2])
+            else:
+                live.append(row[:6])
+        return Standing(live, superseded)
 
     @_translated
     def linked_after(self, user: str, contexts: Sequence[str], after: str) -> list[str]:
