@@ -237,7 +237,11 @@ def _change(store: Store, rng: random.Random, made: list[str], when: str) -> Non
             FieldChange(row[0], name, before, after, "test")
             for name, before, after in (
                 ("confidence", now.confidence, rng.choice((0.1, 0.4, 0.55, 0.8))),
-                ("status", now.status.value, rng.choice(("active", "deprecated", "contested"))),
+                (
+                    "status",
+                    now.status.value,
+                    rng.choice(("active", "deprecated", "contested", "merged")),
+                ),
                 ("valid_to", now.valid_to, rng.choice((None, when))),
                 ("updated_at", now.updated_at, when),
             )
