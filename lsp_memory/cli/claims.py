@@ -168,8 +168,9 @@ def cmd_claim_history(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-HIDDEN = frozenset({"decayed_at", "evidence_at"})
-"""Fields a history line leaves out (its JSON has them): decay's and evidence's bookkeeping."""
+HIDDEN = frozenset({"decayed_at", "evidence_at", "updated_at"})
+"""Fields a history line leaves out (its JSON has them): decay's and evidence's bookkeeping,
+and ``updated_at`` (every write sets it; the line's time says when)."""
 
 
 def _value(value: object) -> str:

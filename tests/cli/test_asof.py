@@ -132,6 +132,8 @@ def test_the_memory_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noqa: 
         None,
     )
     assert "did not exist yet" in one_error_line(run("claim", "show", "5", "--as-of", "2026-03-01"))
+    # Its updated_at then: when it was added to @home (a single write), not its creation.
+    assert as_json["created_at"] < as_json["updated_at"] <= memory.before
 
     # resolve: a context's claims live then, each as it was; a claim or context not yet made.
     def members(*args: str) -> list[tuple[int, str]]:
@@ -253,6 +255,61 @@ def test_build_context_as_of_each_date(run: Run, tmp_path: Path) -> None:  # noq
     assert "--attach #5: #5 did not exist yet on 2026-03-01T23:59:59.999999Z" in warnings
     refused = run(*args, "--as-of", "2026-03-01", "--conversation", "trip")
     assert "cannot serve a conversation" in one_error_line(refused)
+
+
+def tiers(run: Run, tmp_path: Path, moment: str) -> dict[str, tuple[str, str]]:  # noqa: F811
+    """The automatic memories of a block without references as of ``moment``: statement →
+    (tier, status)."""
+    (tmp_path / "plain.md").write_text("Where do I live? What do I drink and play?\n")
+    args = ("build-context", str(tmp_path / "plain.md"), "--as-of", moment, "--format", "json")
+    result = run(*args)
+    assert result.returncode == 0, result.stderr
+    (section,) = json.loads(result.stdout)["sections"]
+    return {c["statement"]: (c["tier"], c["status"]) for c in section["items"]}
+
+
+def test_a_block_as_of_a_date_takes_its_tiers_from_the_claims_as_they_were(
+    run: Run,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A claim superseded or retracted after the date is in its tier as it was; one made
+    after it is not; one deprecated after it is."""
+    memory = write_memory(run, tmp_path)
+    before = tiers(run, tmp_path, memory.before)
+    assert before["I live in Lyon"] == ("core", "active")  # superseded since
+    assert before["I play chess on Sundays"] == ("recent", "active")  # retracted since
+    assert "I moved to Berlin" not in before  # made since
+    after = tiers(run, tmp_path, memory.after)
+    assert after["I like dark roast coffee"] == ("core", "active")  # deprecated in 2030
+    assert after["I moved to Berlin"][1] == "active"
+    assert "I live in Lyon" not in after and "I play chess on Sundays" not in after
+    assert "I like dark roast coffee" not in tiers(run, tmp_path, "2030-02-01")
+
+
+def test_a_block_as_of_a_date_names_the_successor_then(run: Run, tmp_path: Path) -> None:  # noqa: F811
+    """Lyon was superseded by Paris, and Paris later by Berlin: as of a date between the two,
+    the warning about Lyon names Paris; today, Berlin."""
+    assert run("context", "add", "Home", "--id", "home").returncode == 0
+    moments = []
+    for city in ("Lyon", "Paris"):
+        added = run("claim", "add", f"I live in {city}", "--type", "identity", "--context", "home")
+        assert added.returncode == 0, added.stderr
+        moments.append(datetime.now(UTC).isoformat(timespec="microseconds"))
+    first, between = moments
+    added = run("claim", "add", "I live in Berlin", "--type", "identity", "--context", "home")
+    assert added.stdout.rstrip().endswith("(supersedes #2)"), added.stdout
+
+    def warnings(*args: str) -> list[str]:
+        (tmp_path / "prompt.md").write_text("Where did I live? #1\n", encoding="utf-8")
+        result = run("build-context", str(tmp_path / "prompt.md"), "--format", "json", *args)
+        assert result.returncode == 0, result.stderr
+        return [w for w in json.loads(result.stdout)["warnings"] if w.startswith("#1:")]
+
+    (then,) = warnings("--as-of", between)
+    assert then.startswith("#1: claim #1 is superseded by #2 @"), then
+    (today,) = warnings()
+    assert today.startswith("#1: claim #1 is superseded by #3 @"), today
+    assert warnings("--as-of", first) == []  # Lyon was live then
 
 
 def test_resolve_a_context_as_of_a_date_uses_its_links_then(run: Run) -> None:  # noqa: F811

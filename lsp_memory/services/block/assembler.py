@@ -11,7 +11,7 @@ from lsp_memory import refs
 from lsp_memory.config import TierSettings
 from lsp_memory.errors import UnresolvedReference, UserError
 from lsp_memory.ids import seconds
-from lsp_memory.model import MIN_CONFIDENCE, Claim, Note, RefKind
+from lsp_memory.model import Note, RefKind
 from lsp_memory.services.block.budget import fit
 from lsp_memory.services.block.claims import add_labelled, add_not_found, add_referenced
 from lsp_memory.services.block.conversation import (
@@ -31,7 +31,7 @@ from lsp_memory.services.block.entities import add_entities
 from lsp_memory.services.block.notes import add_documents, pin_notes, read_note
 from lsp_memory.services.block.pieces import Build, ContextBlock
 from lsp_memory.services.block.tiers import add_automatic, anchor, remembered
-from lsp_memory.services.kernel.asof import live_claims_then, resolved_then
+from lsp_memory.services.kernel.asof import LiveThen, live_claims_then, resolved_then
 from lsp_memory.services.kernel.resolver import Resolution, Resolver, parse_argument
 from lsp_memory.services.kernel.tokens import TokenCounter, o200k
 from lsp_memory.services.retrieval.search import HybridSearch
@@ -108,17 +108,17 @@ class Assembler:
         if limit < 1:
             raise ValueError("the budget must be at least 1 token")
         parsed = refs.parse_document(text, language_id=language_id, path=path)
-        build = Build()
+        build = Build(as_of=as_of)
         store, user = self.store, self.user
         attached = [self._argument(ref, "--attach") for ref in attach]
         pinned = [self._argument(ref, "--pin") for ref in pin]
         resolutions = self.resolver.resolve_all(parsed.references)
-        then: list[Claim] | None = None
+        then: LiveThen | None = None
         if as_of is not None:
             if turns or tool_results or streamed is not None:
                 raise UserError("a context block as of a date cannot serve a conversation")
             resolutions, attached, pinned = self._then(build, as_of, resolutions, attached, pinned)
-            then = live_claims_then(store, user, as_of, 0.0)
+            then = live_claims_then(store, user, as_of)
         counter = self._counter()
         shares = turn_budget or self.turn_budget
         if turns:
@@ -133,7 +133,7 @@ class Assembler:
                 build, "ATTACHED", resolution.claims, resolution.ref, store=store, user=user
             )
         if then is not None:
-            pins = [claim for claim in then if claim.pinned]  # pinned: whatever its confidence
+            pins = then.pinned()  # whatever its confidence
         else:
             pins = remembered(store, ("pinned", user), lambda: store.pinned_claims(user))
         add_labelled(build, "GLOBAL PINNED", pins, store=store, user=user)
@@ -171,7 +171,7 @@ class Assembler:
             tiers=self.tiers,
             load_search=self._search,
             min_similarity=self.min_similarity,
-            then=None if then is None else [c for c in then if c.confidence >= MIN_CONFIDENCE],
+            then=then,
         )
         if streamed is not None:
             asked = related_messages(

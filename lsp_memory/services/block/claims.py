@@ -18,6 +18,7 @@ from lsp_memory.services.block.pieces import (
     fold,
 )
 from lsp_memory.services.kernel import lineage
+from lsp_memory.services.kernel.asof import successor_then
 from lsp_memory.services.kernel.resolver import Resolution
 from lsp_memory.store.sqlite import Store
 
@@ -126,11 +127,15 @@ def add_labelled(
 
 
 def _status(build: Build, ref: str, claim: Claim, store: Store, user: str) -> None:
-    """Warn about a claim that is not live, naming its successor when it has one."""
+    """Warn about a claim that is not live, naming its successor when it has one (as of
+    the block's date, its successor then)."""
     if claim.status in LIVE_STATUSES:
         return
     successor = ""
-    found = lineage.successor(store, user, claim)
+    if build.as_of is not None:
+        found = successor_then(store, user, claim, build.as_of)
+    else:
+        found = lineage.successor(store, user, claim)
     if found is not None:
         word = "by" if claim.superseded_by else "into"
         successor = f" {word} #{found.number} @{found.friendly_id}"

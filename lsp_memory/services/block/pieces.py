@@ -242,6 +242,7 @@ class Build:
     pieces: list[Piece] = field(default_factory=list)
     shown: dict[str, Claim] = field(default_factory=dict)  # claim id → claim, any label
     order: int = 0
+    as_of: str | None = None  # a block as of a date: its moment (``kernel.asof``)
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

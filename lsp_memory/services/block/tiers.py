@@ -22,9 +22,8 @@ ordering breaks ties by claim number (or document order).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from lsp_memory.ids import seconds, stamp_at
 from lsp_memory.model import LIVE_STATUSES, MIN_CONFIDENCE, Claim, doc_id, doc_key
 from lsp_memory.services.block.claims import claim_data, claim_line
 from lsp_memory.services.block.pieces import MEMORY, P_AUTO, Build, Piece, fold
+from lsp_memory.services.kernel.asof import LiveThen
 from lsp_memory.services.retrieval.search import DUPLICATE_COSINE, HybridSearch, recency
 from lsp_memory.store.sqlite import Store
 
@@ -62,7 +62,7 @@ def add_automatic(
     tiers: TierSettings,
     load_search: Callable[[], HybridSearch | None] | None,
     min_similarity: float | None = None,
-    then: Sequence[Claim] | None = None,
+    then: LiveThen | None = None,
 ) -> None:
     """The automatic memories for ``query`` as AUTO claims, ``now`` (seconds since the
     epoch) the moment recency is measured from; ``load_search`` gives the hybrid search
@@ -88,7 +88,7 @@ def add_automatic(
     core_types = tuple(tiers.core.types)
     take(
         "core",
-        _then(then, core_types, core_limit)
+        then.newest(core_limit, types=core_types, min_confidence=MIN_CONFIDENCE)
         if then is not None
         else remembered(
             store,
@@ -106,7 +106,7 @@ def add_automatic(
     active_types = tuple(tiers.active.types)
     take(
         "active",
-        _then(then, active_types, active_limit, since)
+        then.newest(active_limit, types=active_types, since=since, min_confidence=MIN_CONFIDENCE)
         if then is not None
         else remembered(
             store,
@@ -154,7 +154,7 @@ def add_automatic(
             keys = [doc_key(h.id) for h in hits]
             by_id = {c.claim_id: c for c in store.claims_by_ids(user, keys)}
         else:
-            by_id = {c.claim_id: c for c in then}
+            by_id = then.of([doc_key(h.id) for h in hits], MIN_CONFIDENCE)
         claims = []
         for hit in hits:
             claim = by_id.get(doc_key(hit.id))
@@ -165,7 +165,7 @@ def add_automatic(
     recent_limit = tiers.recent.max + extra
     take(
         "recent",
-        then[:recent_limit]
+        then.newest(recent_limit, min_confidence=MIN_CONFIDENCE)
         if then is not None
         else remembered(
             store,
@@ -227,17 +227,6 @@ def add_automatic(
 THEN_POOL = 8
 """How many times more semantic hits a block as of a date asks for: the index ranks every
 claim, and only those live then are kept."""
-
-
-def _then(
-    then: Sequence[Claim], types: Sequence[str], limit: int, since: str | None = None
-) -> list[Claim]:
-    """A typed tier of a block as of a date: up to ``limit`` of ``then`` (the claims live
-    then, newest first) with any of ``types``, updated ``since`` or later, as the store's
-    ``claims_of_types`` reads them today."""
-    wanted = set(types)
-    found = (c for c in then if wanted & set(c.claim_types) and c.updated_at >= (since or ""))
-    return list(islice(found, limit))
 
 
 def remembered(store: Store, key: tuple[Any, ...], read: Callable[[], list[Claim]]) -> list[Claim]:

@@ -35,7 +35,7 @@ from lsp_memory.store.sqlite.connection import (
 from lsp_memory.store.sqlite.contexts import Contexts
 from lsp_memory.store.sqlite.entities import Entities
 from lsp_memory.store.sqlite.groups import Groups, GroupSize, Listed
-from lsp_memory.store.sqlite.history import ClaimEvent, History
+from lsp_memory.store.sqlite.history import TYPES_SEP, ClaimEvent, History, LiveRow, Standing
 from lsp_memory.store.sqlite.lifecycle import (
     ChangedSince,
     ClaimState,
@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "MAX_TREE_DEPTH",
     "STORE_FILE",
+    "TYPES_SEP",
     "Batch",
     "Change",
     "ChangedSince",
@@ -73,10 +74,12 @@ __all__ = [
     "GroupSize",
     "LaterRuns",
     "Listed",
+    "LiveRow",
     "NewItem",
     "ReviewItem",
     "Run",
     "StaleError",
+    "Standing",
     "Store",
     "StoredKeys",
     "Undone",

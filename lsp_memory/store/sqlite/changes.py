@@ -102,8 +102,17 @@ def _log(db: sqlite3.Connection, kind: str, first: int, last: int | None = None)
     )
 
 
-WRITTEN = ("status", "pinned", "superseded_by", "merged_into", "valid_to", "archived_at")
-"""The claim fields a single write may change, kept in ``claim_writes`` before and after."""
+WRITTEN = (
+    "status",
+    "pinned",
+    "superseded_by",
+    "merged_into",
+    "valid_to",
+    "archived_at",
+    "updated_at",
+)
+"""The claim fields a single write may change, kept in ``claim_writes`` before and after
+(``updated_at`` too: a claim as of a date is ranked by its recency then)."""
 
 
 def _written(db: sqlite3.Connection, rows: Iterable[int]) -> dict[int, list[object]]:
@@ -135,6 +144,10 @@ def _log_writes(
     )
 
 
+_LINKED = {True: "added to a context", False: "removed from a context"}
+"""What ``claim_writes`` calls a link made or undone."""
+
+
 def _log_link(db: sqlite3.Connection, claim: int, when: str, context: str, linked: bool) -> None:
     """Record in ``claim_writes`` that the claim was added to (or removed from) the context
     whose friendly id is ``context``."""
@@ -143,7 +156,7 @@ def _log_link(db: sqlite3.Connection, claim: int, when: str, context: str, linke
         (
             claim,
             when,
-            "added to a context" if linked else "removed from a context",
+            _LINKED[linked],
             "context",
             json.dumps(None if linked else context),
             json.dumps(context if linked else None),

@@ -11,7 +11,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lsp_memory.model import Claim, ClaimStatus
-from lsp_memory.store.sqlite.changes import _log, _log_link, _log_rows, _log_writes, _written
+from lsp_memory.store.sqlite.changes import (
+    _LINKED,
+    _log,
+    _log_link,
+    _log_rows,
+    _log_writes,
+    _written,
+)
 from lsp_memory.store.sqlite.connection import _translated
 from lsp_memory.store.sqlite.rows import _CLAIM_SELECT, _LIVE, ClaimLoader, _grouped_claims
 
@@ -303,8 +310,10 @@ class Claims(ClaimLoader):
             )
             if not db.execute(sql, (context[0], claim[0])).rowcount:
                 return False
+            before = _written(db, [claim[0]])
             db.execute("UPDATE claims SET updated_at = ? WHERE id = ?", (when, claim[0]))
             _log_link(db, claim[0], when, context[1], linked)
+            _log_writes(db, _LINKED[linked], when, before)
             _log(db, "claim", claim[0])
             return True
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from lsp_memory.model import Claim
 from lsp_memory.store.sqlite.connection import _translated
-from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _IDS, ClaimLoader
+from lsp_memory.store.sqlite.rows import _CLAIM_COLUMNS, _IDS, _LIVE, _SEP, ClaimLoader
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,85 @@ class ClaimEvent:
     def key(self) -> tuple[str, tuple[int, int, int]]:
         """The event's place in time: sort by it, oldest first."""
         return (self.at, self.order)
+
+
+LiveRow = tuple[str, int, str, float, int, str | None]
+"""A claim live at a moment, as it was then (``History.standing_by``): its ``updated_at``,
+number, id, confidence, pin (0 or 1) and types (joined by ``TYPES_SEP``)."""
+TYPES_SEP = _SEP
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The claims live at a moment, chosen from light rows put back in SQL."""
+
+    live: list[LiveRow]
+    """Those live then, most recently updated (then) first, ties by the higher number."""
+    superseded: list[str]
+    """The ids of claims superseded now and valid until after the moment, left out of
+    ``live``: each may have been superseded by a version that did not record single writes
+    (``kernel.asof._with_legacy``), so is to be put back whole."""
+
+
+_THEN = ("status", "confidence", "pinned", "valid_to", "updated_at")
+"""The fields ``standing_by`` puts back."""
+
+_STANDING = f"""
+WITH ev(claim, field, at, k1, k2, k3, before) AS (
+    SELECT x.claim, x.field, x.at, 0, x.id, 0, x.before FROM claim_writes x
+    JOIN claims c ON c.id = x.claim
+    WHERE x.at > :moment AND c.created_at <= :moment AND x.field IN {_THEN}
+    UNION ALL
+    SELECT x.claim, x.field, r.now, 1, r.number, x.pos, x.before
+    FROM runs r JOIN run_changes x ON x.run = r.id JOIN claims c ON c.id = x.claim
+    WHERE r.user = :user AND r.now > :moment AND c.created_at <= :moment AND x.field IN {_THEN}
+    UNION ALL
+    SELECT x.claim, x.field, r.undone_at, 2, r.number, -x.pos, x.after
+    FROM runs r JOIN run_changes x ON x.run = r.id JOIN claims c ON c.id = x.claim
+    WHERE r.user = :user AND r.undone_at > :moment AND c.created_at <= :moment
+    AND x.field IN {_THEN}
+),
+first(claim, field, was) AS (
+    SELECT claim, field, json_extract(before, '$') FROM (
+        SELECT claim, field, before, row_number() OVER (
+            PARTITION BY claim, field ORDER BY at, k1, k2, k3) AS n
+        FROM ev)
+    WHERE n = 1
+),
+was AS (
+    SELECT claim, {
+    ", ".join(
+        f"max(field = '{name}') AS has_{name}, "
+        f"max(CASE WHEN field = '{name}' THEN was END) AS {name}"
+        for name in _THEN
+    )
+}
+    FROM first GROUP BY claim
+),
+past AS (
+    SELECT c.id, c.claim_id, c.number, c.created_at,
+        c.status = 'superseded' AND c.valid_to > :moment AS superseded,
+        {
+    ", ".join(f"CASE WHEN w.has_{name} THEN w.{name} ELSE c.{name} END AS {name}" for name in _THEN)
+}
+    FROM claims c LEFT JOIN was w ON w.claim = c.id
+    WHERE +c.user = :user AND c.created_at <= :moment
+    AND (c.valid_from IS NULL OR c.valid_from <= :moment)
+)
+SELECT CASE WHEN updated_at IS NULL OR updated_at > :moment THEN created_at ELSE updated_at
+    END AS updated, number, claim_id, confidence, pinned,
+    (SELECT group_concat(t.type, :sep) FROM claim_types t WHERE t.claim = past.id), superseded
+FROM past
+WHERE superseded OR (status IN {_LIVE} AND (valid_to IS NULL OR valid_to > :moment))
+ORDER BY updated DESC, number DESC
+"""
+"""``standing_by``'s query. Every change after the moment as ``claim_events`` reads them (a
+single write at its time, a run's change at the run's ``now``, its undoing, before and after
+swapped, when undone); of each field of each claim the first, whose ``before`` is the
+field's value then; a claim's ``updated_at`` then is its creation when the value found is
+later than the moment or none (as ``kernel.asof._undone`` leaves it). ``+c.user``: a scan
+of the table; through the (user, updated_at) index SQLite read half the claims in three
+times as long."""
 
 
 class History(ClaimLoader):
@@ -121,16 +200,22 @@ class History(ClaimLoader):
         )
 
     @_translated
-    def claims_made_by(self, user: str, moment: str) -> list[Claim]:
-        """The user's claims created at ``moment`` or before and not valid only from later
-        (``valid_from``, which no change touches), with their types but not their links:
-        every claim that may have been live then."""
-        return self._load(
-            f"SELECT {_CLAIM_COLUMNS} FROM claims c WHERE c.user = ? AND c.created_at <= ? "
-            "AND (c.valid_from IS NULL OR c.valid_from <= ?)",
-            (user, moment, moment),
-            links=False,
-        )
+    def standing_by(self, user: str, moment: str) -> Standing:
+        """The user's claims live at ``moment`` as they were then, as light rows: of the
+        claims created then or before and not valid only from later (``valid_from``, which no
+        change touches), each with its status, confidence, pin, ``valid_to`` and
+        ``updated_at`` the value the first change after ``moment`` replaced (their value now
+        when none did) — what undoing every later change, newest first, leaves
+        (``kernel.asof.LiveThen``). Done in SQL: loading 50 000 claims and their 100 000
+        changes to undo them took seconds."""
+        live: list[LiveRow] = []
+        superseded: list[str] = []
+        for row in self._db.execute(_STANDING, {"user": user, "moment": moment, "sep": _SEP}):
+            if row[6]:
+                superseded.append(row[2])
+            else:
+                live.append(row[:6])
+        return Standing(live, superseded)
 
     @_translated
     def linked_after(self, user: str, contexts: Sequence[str], after: str) -> list[str]:
