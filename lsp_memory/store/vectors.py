@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -707,7 +707,7 @@ class VectorIndex:
         self._base_index: dict[str, int] | None = None
         self._base_lookups = 0  # ids looked up in the vector file one at a time: see HASH_IDS_AFTER
         self._quant: npt.NDArray[np.int8] | None = None  # see _scanned
-        self._masks: dict[object, tuple[int, npt.NDArray[np.bool_], int]] = {}  # see _base_mask
+        self._masks: dict[object, tuple[int, _Rows]] = {}  # see _base_mask
 
     @classmethod
     def over(cls, base: VectorFile, *, capacity: int = 1024) -> VectorIndex:
@@ -969,9 +969,9 @@ class VectorIndex:
         user_codes: Collection[int],
         kinds: Collection[str] | None,
         statuses: Collection[str] | None,
-    ) -> tuple[npt.NDArray[np.bool_], int]:
-        """Which rows of the vector file a search may return, and how many: kept until the
-        index next changes (~1 ms to compute at 207k rows; a server asks the same few)."""
+    ) -> _Rows:
+        """Which rows of the vector file a search may return: kept until the index next
+        changes (~1 ms to compute at 207k rows; a server asks the same few)."""
         key = (
             tuple(sorted(user_codes)),
             None if kinds is None else frozenset(kinds),
@@ -979,39 +979,40 @@ class VectorIndex:
         )
         kept = self._masks.get(key)
         if kept is not None and kept[0] == self._version:
-            return kept[1], kept[2]
+            return kept[1]
         mask = self._mask(self._base_codes, user_codes, kinds, statuses) & self._base_alive
-        count = int(np.count_nonzero(mask))
+        found = np.flatnonzero(mask)
+        span = (int(found[0]), int(found[-1]) + 1) if len(found) else (0, 0)
+        rows = _Rows(mask, len(found), *span)
         if len(self._masks) >= MASKS_KEPT:
             self._masks.clear()
-        self._masks[key] = (self._version, mask, count)
-        return mask, count
+        self._masks[key] = (self._version, rows)
+        return rows
 
-    def _base_hits(
-        self, unit: FloatVector, k: int, mask: npt.NDArray[np.bool_], count: int
-    ) -> Hits:
-        """The vector file's best rows for a search (``mask``, ``count`` of them), scored
+    def _base_hits(self, unit: FloatVector, k: int, allowed: _Rows) -> Hits:
+        """The vector file's best rows for a search (of the ``allowed`` rows), scored
         exactly: the int8 scan keeps the ``max(64, 4k)`` best (and those tied with the last),
         the float32 rows decide, and the ``k`` best of those (with their ties) are
         returned."""
         base = self._base
         assert base is not None
         wanted = max(RESCORE_AT_LEAST, RESCORE_PER_RESULT * k)
+        mask, count, first, end = allowed
         if count > wanted:
             peak = float(np.abs(unit).max()) or 1.0
             query = np.rint(unit * (127 / peak)).astype(np.int8)
             quant = self._scanned()
-            if count * 4 < base.count:
+            if count * 4 < end - first:  # a few rows here and there: those gathered
                 rows = np.flatnonzero(mask)
                 approx = _dot_int8(quant[rows], query)
                 approx *= base.scales[rows]
                 rows = rows[_at_least(approx, wanted)]
-            else:  # most rows: scored in place, the others never chosen
-                approx = _dot_int8(quant, query)
-                approx *= base.scales
-                if count < base.count:
-                    np.copyto(approx, -np.inf, where=~mask)
-                rows = _at_least(approx, wanted)
+            else:  # most rows of their span (one kind's, often): scored in place
+                approx = _dot_int8(quant[first:end], query)
+                approx *= base.scales[first:end]
+                if count < end - first:  # the others never chosen
+                    np.copyto(approx, -np.inf, where=~mask[first:end])
+                rows = first + _at_least(approx, wanted)
         else:
             rows = np.flatnonzero(mask)
         if rows.size == 0:
@@ -1048,8 +1049,7 @@ class VectorIndex:
             columns = (self._users[:size], self._kinds[:size], self._statuses[:size])
             hits = self._overlay_hits(unit, k, self._mask(columns, user_codes, kinds, statuses))
             if self._base is not None and self._base_live:
-                mask, count = self._base_mask(user_codes, kinds, statuses)
-                hits += self._base_hits(unit, k, mask, count)
+                hits += self._base_hits(unit, k, self._base_mask(user_codes, kinds, statuses))
         ranked = sorted(hits, key=lambda hit: (-hit[0], hit[1]))
         return [(doc_id, score) for score, doc_id in ranked[:k]]
 
@@ -1140,6 +1140,17 @@ class VectorIndex:
 
 
 Hits = list[tuple[float, str]]
+
+
+class _Rows(NamedTuple):
+    """The rows of a vector file a search may return: as a mask, how many, and the span
+    from the first to past the last (a kind's rows are often together: the scan reads only
+    those)."""
+
+    mask: npt.NDArray[np.bool_]
+    size: int
+    first: int
+    end: int
 
 
 def _hits(scores: FloatVector, rows: npt.NDArray[np.intp], ids: Sequence[str]) -> Hits:

@@ -336,3 +336,46 @@ def test_a_threshold_guessed_too_high_falls_back_to_every_score() -> None:
     scores = np.zeros(4000, dtype=np.float32)
     scores[::16] = 1 + np.arange(250, dtype=np.float32)  # the sample holds only the best
     assert _at_least(scores, 30).tolist() == list(range(16 * 220, 4000, 16))
+
+
+def test_a_search_of_one_kind_scans_only_the_span_of_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kind's rows are often together in the file (it is written in the order the
+    documents were embedded): a search of that kind scans from its first row to its last,
+    not the whole file, and finds what a search of every row in memory finds."""
+    from lsp_memory.store import vectors
+
+    rng = np.random.default_rng(9)
+    rows = unit_rows(rng, 3000, DIM)
+    kinds = ["claim"] * 200 + ["episode"] * 1000 + ["claim"] * 800 + ["note"] * 1000
+    codes = np.zeros((3000, 3), dtype=np.int32)
+    names = ["claim", "episode", "note"]
+    codes[:, 1] = [names.index(kind) for kind in kinds]
+    vectorfile.write(
+        tmp_path / "v",
+        STAMP,
+        ids=[f"d{n:04d}" for n in range(3000)],
+        names=(["ann"], names, ["active"]),
+        codes=codes,
+        blocks=iter([rows]),
+    )
+    mapped = VectorIndex.over(VectorFile(tmp_path / "v", "model-a", DIM))
+    memory = VectorIndex(DIM)
+    for n, (row, kind) in enumerate(zip(rows, kinds, strict=True)):
+        memory.upsert(f"d{n:04d}", "ann", kind, "active", row)
+    scanned: list[int] = []
+    dot_int8 = vectors._dot_int8
+
+    def counted(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        scanned.append(len(matrix))
+        return dot_int8(matrix, vector)
+
+    monkeypatch.setattr(vectors, "_dot_int8", counted)
+    for query in rows[::300]:
+        for chosen in (["claim"], ["episode"], ["note", "episode"], None):
+            found = mapped.search(query, k=5, user="ann", kinds=chosen)
+            expected = memory.search(query, k=5, user="ann", kinds=chosen)
+            assert [doc_id for doc_id, _ in found] == [doc_id for doc_id, _ in expected]
+            assert [score for _, score in found] == pytest.approx([s for _, s in expected])
+    assert scanned[:4] == [2000, 1000, 2800, 3000]
