@@ -17,6 +17,10 @@
    then ``--queries`` ``search_memory`` calls per ``search_type`` (``all``, ``episodes``,
    ``facts``), each timed at the client from request to answer; p50/p90/p99
    (``benchmarks.common.percentile``), and the server's CPU time per call (``/proc``).
+4. With ``--in-process``, the same searches in this process instead (``App.search_records``
+   with ``search_memory``'s options, the model in a helper as the server has it; after
+   ``WARM_SEARCHES`` others): the CPU time of each (``time.process_time``), whose
+   percentiles the machine's load changes far less than it changes the wall time's.
 
 Target (issue: conversations): p99 ≤ 50 ms on 100k claims + 100k episodes.
 """
@@ -173,6 +177,58 @@ async def measure(env: dict[str, str], asked: list[str]) -> dict[str, Any]:
     return found
 
 
+WARM_SEARCHES = 20
+"""Searches ``--in-process`` makes before it measures: a long-lived process's first ones
+copy the int8 rows and hash the vector file's ids (``store.vectors``), once."""
+
+
+def in_process(work: Path, asked: list[str]) -> dict[str, Any]:
+    """``asked`` searched in this process, as ``search_memory`` searches (its scopes, statuses,
+    limit, near-duplicates and floor; the index refreshed first): per ``search_type``, the
+    percentiles of each search's wall and CPU time (``time.process_time``: this process's
+    threads, not the embedding helper's)."""
+    from lsp_memory.mcp.server import SEARCH_TYPES
+    from lsp_memory.services.retrieval.search import SCOPES, SHOWN_STATUSES
+
+    config = replace(
+        Config(),
+        store=work / "store",
+        cache=work / "xdg" / "cache" / "lsp-memory",
+        user=USER,
+        vaults=(),
+    )
+    app = App(config)
+    app.load_model_ahead(helper=True)
+
+    def search(query: str, search_type: str) -> None:
+        app.refresh_indexes()
+        app.search_records(
+            query,
+            kinds=SCOPES[SEARCH_TYPES[search_type]],
+            statuses=SHOWN_STATUSES,
+            k=5,
+            diverse=True,
+            min_similarity=app.config.min_similarity,
+        )
+
+    found: dict[str, Any] = {}
+    try:
+        for n in range(WARM_SEARCHES):
+            search(f"warm up {n}", "all")
+        for search_type in ("all", "episodes", "facts"):
+            walls, cpus = [], []
+            for query in asked:
+                began, used = time.perf_counter(), time.process_time()
+                search(query, search_type)
+                cpus.append(time.process_time() - used)
+                walls.append(time.perf_counter() - began)
+            found[search_type] = latency_ms(walls)
+            found[search_type]["cpu"] = latency_ms(cpus)
+    finally:
+        app.close()
+    return found
+
+
 def server_pid() -> int | None:
     """The ``lsp-memory mcp`` process this benchmark spawned (Linux: ``/proc``), or None."""
     for children in Path("/proc/self/task").glob("*/children"):
@@ -199,6 +255,9 @@ def main() -> int:
     parser.add_argument(
         "--work", type=Path, help="prepare the store here once and keep it (else a scratch one)"
     )
+    parser.add_argument(
+        "--in-process", action="store_true", help="search in this process, not through MCP"
+    )
     args = parser.parse_args()
     began = time.perf_counter()
     results = start_report("search_memory", parameters=vars(args))
@@ -211,7 +270,10 @@ def main() -> int:
             prepared.write_text(json.dumps(add_episodes(work, args.episodes, args.seed)))
         results["build"] = json.loads(prepared.read_text())
         asked = queries(args.queries, args.seed)
-        results.update(asyncio.run(measure(environment(work), asked)))
+        if args.in_process:
+            results.update(in_process(work, asked))
+        else:
+            results.update(asyncio.run(measure(environment(work), asked)))
     emit(results, as_json=args.json, table=print_searches, began=began)
     return 0
 
@@ -219,7 +281,8 @@ def main() -> int:
 def print_searches(results: dict[str, Any]) -> None:
     for name in ("all", "episodes", "facts"):
         print(f"search_memory {name}: {results[name]}")
-    print(f"first answer after initialize (vectors loaded): {results['first_answer_s']} s")
+    if "first_answer_s" in results:
+        print(f"first answer after initialize (vectors loaded): {results['first_answer_s']} s")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from lsp_memory.errors import UserError
 from lsp_memory.notes import Vault
 from lsp_memory.services.retrieval.embedding import VECTOR_FILE, VectorSide
 from lsp_memory.services.retrieval.keeper import IndexKeeper, IndexReport
-from lsp_memory.services.retrieval.search import HybridSearch, search_records
+from lsp_memory.services.retrieval.search import HybridSearch, QueryVectors, search_records
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
@@ -461,7 +461,12 @@ class App:
         side = self.loaded_vectors if self.background else self.vectors
         if side is None:
             return HybridSearch(self.text_index)
-        return HybridSearch(self.text_index, side.index, side.embedder)
+        return HybridSearch(self.text_index, side.index, side.embedder, queries=self.query_vectors)
+
+    @cached_property
+    def query_vectors(self) -> QueryVectors:
+        """This process's query embeddings, kept and started ahead (``search.QueryVectors``)."""
+        return QueryVectors()
 
     def snapshot(self, *, indexed: bool = True) -> Snapshot:
         """A read view for the calling thread. ``indexed``: the full-text index has had its

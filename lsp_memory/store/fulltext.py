@@ -390,7 +390,7 @@ class FullTextIndex:
         ]
         query = Query.boolean_query(
             [
-                (Occur.Must, Query.term_set_query(schema, "id", list(dict.fromkeys(ids)))),
+                (Occur.Must, _any_id(schema, ids)),
                 *((Occur.Must, q) for q in each),
             ]
         )
@@ -401,7 +401,7 @@ class FullTextIndex:
     def snippets(self, text: str, ids: Sequence[str]) -> dict[str, str]:
         """Snippets of ``text`` in the given documents (the start of the body when the words
         do not occur in it)."""
-        from tantivy import Query, SnippetGenerator
+        from tantivy import SnippetGenerator
 
         if not ids:
             return {}
@@ -412,8 +412,7 @@ class FullTextIndex:
         generator = SnippetGenerator.create(searcher, self._parse(words), self._schema, "body")
         generator.set_max_num_chars(160)
         found: dict[str, str] = {}
-        query = Query.term_set_query(self._schema, "id", list(ids))
-        for _score, address in searcher.search(query, len(ids)).hits:
+        for _score, address in searcher.search(_any_id(self._schema, ids), len(ids)).hits:
             doc = searcher.doc(address)
             fragment = generator.snippet_from_doc(doc).fragment()
             found[doc.get_first("id")] = fragment or doc.get_first("body")[:160]
@@ -533,17 +532,33 @@ class FullTextIndex:
 
     def get(self, ids: Sequence[str]) -> dict[str, TextHit]:
         """Stored fields of the given documents (for ranking dense hits); no snippets."""
-        from tantivy import Query
 
         if not ids:
             return {}
         searcher = self._index.searcher()
-        query = Query.term_set_query(self._schema, "id", list(ids))
         found: dict[str, TextHit] = {}
-        for _score, address in searcher.search(query, len(ids)).hits:
+        for _score, address in searcher.search(_any_id(self._schema, ids), len(ids)).hits:
             hit = _hit(searcher.doc(address), 0.0, "")
             found[hit.id] = hit
         return found
+
+
+def _any_id(schema: Any, ids: Sequence[str]) -> Any:
+    """A query for the documents of ``ids``: up to ``FEW_IDS``, one term query per id, any
+    of them (the ~200 ids whose words a search checks at 207k documents: 1.5–1.8 ms where
+    a term set query took 2.7); more, a term set query."""
+    from tantivy import Occur, Query
+
+    unique = list(dict.fromkeys(ids))
+    if len(unique) > FEW_IDS:
+        return Query.term_set_query(schema, "id", unique)
+    return Query.boolean_query(
+        [(Occur.Should, Query.term_query(schema, "id", doc_id)) for doc_id in unique]
+    )
+
+
+FEW_IDS = 512
+"""At most this many ids are looked up as a disjunction of term queries (``_any_id``)."""
 
 
 def _hit(doc: Any, score: float, snippet: str) -> TextHit:

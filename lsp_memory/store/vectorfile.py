@@ -299,6 +299,34 @@ class VectorFile:
         self._hash_rows = order.astype(np.int32)
         self._hashes = hashes[order]
 
+    @property
+    def hashed(self) -> bool:
+        """Whether ``hash_ids`` was called: ``rows_of`` then looks ids up together."""
+        return self._hashes is not None
+
+    def rows_of(self, doc_ids: Sequence[str]) -> list[int | None]:
+        """``row_of`` of each of ``doc_ids``: once the ids are hashed, their hashes are
+        looked up together (one ``searchsorted``, ~125 ids of a search in ~0.2 ms where one
+        at a time took ~2 ms); an id whose hash another shares is looked up alone."""
+        hashes = self._hashes
+        if hashes is None or not doc_ids or not self.count:
+            return [self.row_of(doc_id) for doc_id in doc_ids]
+        wanted = [doc_id.encode("utf-8") for doc_id in doc_ids]
+        codes = np.fromiter((hash(one) for one in wanted), np.int64, len(wanted))
+        at = np.minimum(np.searchsorted(hashes, codes), self.count - 1)
+        rows = self._hash_rows[at].tolist()
+        found: list[int | None] = []
+        for doc_id, one, row, same in zip(
+            doc_ids, wanted, rows, (hashes[at] == codes).tolist(), strict=True
+        ):
+            if not same:
+                found.append(None)
+            elif self._id_bytes(row) == one:
+                found.append(row)
+            else:  # another id with the same hash comes first
+                found.append(self._row_of(doc_id))
+        return found
+
     def row_of(self, doc_id: str) -> int | None:
         """The row of ``doc_id``, kept for the ``ROWS_KEPT`` ids asked last: a warm
         server's context block asks the rows of the same ~600 search candidates after every
@@ -343,9 +371,16 @@ class VectorFile:
         if out is None:
             out = np.empty((len(rows), dim), dtype=np.float32)
         touched = np.unique(rows // _BLOCK).size * _BLOCK  # rows read a block at a time
-        if touched > 32 * len(rows):  # sparse: a read per row costs less
+        if touched > 32 * len(rows) and out.flags.c_contiguous:  # sparse: a read per row
+            # Each straight into its place in ``out``: ~2 µs a row less than ``pread`` and
+            # a copy (a search reads ~500).
+            into = out.data.cast("B")
             for at, row in enumerate(rows.tolist()):
-                out[at] = np.frombuffer(os.pread(self._fd, width, start + row * width), "<f4")
+                if (
+                    os.preadv(self._fd, [into[at * width : (at + 1) * width]], start + row * width)
+                    != width
+                ):
+                    raise Unusable(f"{self.path} was truncated while in use")
             return out
         order = np.argsort(rows, kind="stable")
         ordered = rows[order]

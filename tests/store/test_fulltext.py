@@ -344,3 +344,18 @@ def test_note_versions_too_large_to_keep_are_read_each_time(
     assert not (folder / VERSIONS_FILE.format(kind="note")).exists()
     index.close()
     assert not open_index(folder).rebuilt
+
+
+def test_documents_asked_by_id_are_found_by_few_ids_and_by_many(index: FullTextIndex) -> None:
+    """Up to ``FEW_IDS`` ids are looked up as one term query each (faster for a search's
+    ~200), more as a term set: both find the same documents, each once, whatever the
+    repeats and the unknown ids among them."""
+    from lsp_memory.store.fulltext import FEW_IDS
+
+    few = ["claim:1", "note:v::alpha.md", "claim:1", "claim:404"]
+    many = few + [f"claim:{n}" for n in range(1000, 1000 + FEW_IDS)]
+    for asked in (few, many):
+        assert sorted(index.get(asked)) == ["claim:1", "note:v::alpha.md"]
+        assert index.holding_every_word("morning", asked) == {"claim:1", "note:v::alpha.md"}
+        assert index.holding_every_word("prefer morning", asked) == {"claim:1"}
+        assert set(index.snippets("kickoff", asked)) == {"claim:1", "note:v::alpha.md"}

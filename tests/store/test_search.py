@@ -304,3 +304,53 @@ def test_a_new_process_rewrites_only_the_notes_that_changed(tmp_path: Path) -> N
         f"note:{note.key}" for note in second.keeper.vaults[0].notes.values()
     }
     second.close()
+
+
+def test_a_query_asked_again_is_not_embedded_again(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The App's searches keep the last queries' vectors (``search.QueryVectors``): the same
+    words asked again — another scope, a retry — skip the model and find what a search
+    embedding them anew finds."""
+    assert app.vectors is not None
+    embedder = app.vectors.embedder
+    asked: list[list[str]] = []
+    embed = embedder.embed
+
+    def counted(texts: Sequence[str], **options: int) -> np.ndarray:
+        asked.append(list(texts))
+        return embed(texts, **options)
+
+    monkeypatch.setattr(embedder, "embed", counted)
+    question, moment = "which database does the service use", 1.8e9
+    first = app.hybrid_search().search(question, user=USER, k=3, now=moment)
+    claims = app.hybrid_search().search(
+        question, user=USER, kinds={"claim"}, statuses=LIVE, k=3, now=moment
+    )
+    app.hybrid_search().search("paper notebook", user=USER, k=3, now=moment)
+    assert asked == [[question], ["paper notebook"]]
+    anew = HybridSearch(app.text_index, app.vectors.index, embedder)
+    assert first == anew.search(question, user=USER, k=3, now=moment)
+    assert claims == anew.search(
+        question, user=USER, kinds={"claim"}, statuses=LIVE, k=3, now=moment
+    )
+    assert claims[0].title == "The Leaf service uses PostgreSQL 16"
+
+
+def test_a_failed_query_embedding_is_raised_and_not_kept(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_memory.store.vectors import ModelError
+
+    assert app.vectors is not None
+    embedder = app.vectors.embedder
+    embed = embedder.embed
+
+    def failing(texts: Sequence[str], **options: int) -> np.ndarray:
+        raise ModelError("embeddings: the embedding helper exited")
+
+    monkeypatch.setattr(embedder, "embed", failing)
+    with pytest.raises(ModelError, match="helper exited"):
+        app.hybrid_search().search("paper notebook", user=USER, k=3)
+    monkeypatch.setattr(embedder, "embed", embed)
+    assert app.hybrid_search().search("paper notebook", user=USER, k=3)

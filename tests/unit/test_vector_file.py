@@ -251,3 +251,131 @@ def test_a_long_lived_index_hashes_its_files_ids_after_many_lookups(tmp_path: Pa
     assert all(f"doc:{n:05d}/é" in index for n in range(2500))
     found = index.similarity(["doc:00003/é", "doc:99999/é"], np.ones(DIM, dtype=np.float32))
     assert list(found) == ["doc:00003/é"]
+
+
+def test_a_search_decodes_only_the_ids_it_can_return(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The int8 scan keeps ``max(64, 4k)`` rows to rescore; only the ``k`` best of those (and
+    any tied with the k-th) can be returned, so only their ids are decoded (a server's
+    search decoded 400 ids for its 100 candidates)."""
+    rows = write_random(tmp_path / "v", 2500, seed=6)
+    index = VectorIndex.over(VectorFile(tmp_path / "v", "model-a", DIM))
+    assert index.base is not None
+    decoded: list[list[int]] = []
+    ids_of = index.base.ids_of
+
+    def counted(asked: list[int]) -> list[str]:
+        decoded.append(list(asked))
+        return ids_of(asked)
+
+    monkeypatch.setattr(index.base, "ids_of", counted)
+    hits = index.search(rows[7], k=5, user="ann")
+    assert len(hits) == 5 and hits[0][0] == "doc:00007/é"
+    assert [len(rows) for rows in decoded] == [5]
+
+
+def test_a_filters_row_mask_is_kept_until_the_index_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which rows of the file a search may return (user, kinds, statuses: ~1 ms at 207k
+    rows) is computed once for the same filters, and again once a row changes."""
+    rows = write_random(tmp_path / "v", 2500, seed=7)
+    index = VectorIndex.over(VectorFile(tmp_path / "v", "model-a", DIM))
+    computed: list[bool] = []
+    mask = index._mask
+
+    def counted(codes: object, *rest: object) -> object:
+        computed.append(codes is index._base_codes)
+        return mask(codes, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_mask", counted)
+    first = index.search(rows[3], k=5, user="ann", statuses=["active"])
+    assert index.search(rows[3], k=5, user="ann", statuses=["active"]) == first
+    assert computed.count(True) == 1
+    index.set_status(first[0][0], "retracted")
+    after = index.search(rows[3], k=5, user="ann", statuses=["active"])
+    assert after[:4] == first[1:] and first[0][0] not in dict(after)
+    assert computed.count(True) == 2
+    retracted = index.search(rows[3], k=50, user="ann", statuses=["retracted"])
+    assert first[0] in retracted
+
+
+def test_ids_looked_up_together_find_the_rows_one_at_a_time_finds(tmp_path: Path) -> None:
+    write_random(tmp_path / "v", 2500, seed=8)
+    read = VectorFile(tmp_path / "v", "model-a", DIM)
+    asked = [f"doc:{n:05d}/é" for n in range(0, 2500, 7)] + ["doc:99999/é", "", "doc:00007/é"]
+    one_at_a_time = [read.row_of(doc_id) for doc_id in asked]
+    assert read.rows_of(asked) == one_at_a_time  # before hashing: one at a time
+    read.hash_ids()
+    assert read.hashed and read.rows_of(asked) == one_at_a_time
+    assert one_at_a_time[-4:] == [2499, None, None, 7]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([-np.inf, -1.0, 0.0, 0.25, 0.5, 1.0, 3.0]), min_size=2, max_size=3000),
+    st.integers(1, 40),
+)
+def test_the_rows_kept_for_rescoring_are_every_row_up_to_the_wanted_th_best(
+    values: list[float], wanted: int
+) -> None:
+    """``_at_least`` (a threshold guessed from every 16th score first) keeps exactly the rows
+    a partition of every score keeps, ties and rows filtered out (−inf) included."""
+    from lsp_memory.store.vectors import _at_least
+
+    scores = np.array(values, dtype=np.float32)
+    wanted = min(wanted, len(scores) - 1)
+    cut = np.sort(scores)[len(scores) - wanted]
+    assert _at_least(scores, wanted).tolist() == np.flatnonzero(scores >= cut).tolist()
+
+
+def test_a_threshold_guessed_too_high_falls_back_to_every_score() -> None:
+    from lsp_memory.store.vectors import _at_least
+
+    scores = np.zeros(4000, dtype=np.float32)
+    scores[::16] = 1 + np.arange(250, dtype=np.float32)  # the sample holds only the best
+    assert _at_least(scores, 30).tolist() == list(range(16 * 220, 4000, 16))
+
+
+def test_a_search_of_one_kind_scans_only_the_span_of_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kind's rows are often together in the file (it is written in the order the
+    documents were embedded): a search of that kind scans from its first row to its last,
+    not the whole file, and finds what a search of every row in memory finds."""
+    from lsp_memory.store import vectors
+
+    rng = np.random.default_rng(9)
+    rows = unit_rows(rng, 3000, DIM)
+    kinds = ["claim"] * 200 + ["episode"] * 1000 + ["claim"] * 800 + ["note"] * 1000
+    codes = np.zeros((3000, 3), dtype=np.int32)
+    names = ["claim", "episode", "note"]
+    codes[:, 1] = [names.index(kind) for kind in kinds]
+    vectorfile.write(
+        tmp_path / "v",
+        STAMP,
+        ids=[f"d{n:04d}" for n in range(3000)],
+        names=(["ann"], names, ["active"]),
+        codes=codes,
+        blocks=iter([rows]),
+    )
+    mapped = VectorIndex.over(VectorFile(tmp_path / "v", "model-a", DIM))
+    memory = VectorIndex(DIM)
+    for n, (row, kind) in enumerate(zip(rows, kinds, strict=True)):
+        memory.upsert(f"d{n:04d}", "ann", kind, "active", row)
+    scanned: list[int] = []
+    dot_int8 = vectors._dot_int8
+
+    def counted(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        scanned.append(len(matrix))
+        return dot_int8(matrix, vector)
+
+    monkeypatch.setattr(vectors, "_dot_int8", counted)
+    for query in rows[::300]:
+        for chosen in (["claim"], ["episode"], ["note", "episode"], None):
+            found = mapped.search(query, k=5, user="ann", kinds=chosen)
+            expected = memory.search(query, k=5, user="ann", kinds=chosen)
+            assert [doc_id for doc_id, _ in found] == [doc_id for doc_id, _ in expected]
+            assert [score for _, score in found] == pytest.approx([s for _, s in expected])
+    assert scanned[:4] == [2000, 1000, 2800, 3000]

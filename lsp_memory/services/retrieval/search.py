@@ -27,8 +27,11 @@ embedded yet) there is no floor: text search keeps working.
 from __future__ import annotations
 
 import math
+import threading
 import time
-from collections.abc import Collection, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -175,6 +178,52 @@ def _zscore(values: dict[str, float]) -> dict[str, float]:
     return {key: (value - mean) / std for key, value in values.items()}
 
 
+QUERIES_KEPT = 256
+"""Query texts whose embeddings a process keeps (``QueryVectors``: 1.5 KiB each)."""
+EMBEDDING_THREADS = 4
+"""Queries embedded at once beside their full-text searches (a server's request threads)."""
+
+
+class QueryVectors:
+    """A process's query embeddings: the last ``QUERIES_KEPT`` texts' vectors, by model, and
+    the embedding of a new one started on a thread of its own, so that a search runs its
+    full-text half while the model (a round trip to the embedding helper in a server)
+    embeds the query. An agent asks the same words again (another ``search_type``, a retry)
+    and gets the kept vector: the same model gives the same vector for the same text."""
+
+    def __init__(self, kept: int = QUERIES_KEPT) -> None:
+        self._kept: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+        self._size = kept
+        self._lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+
+    def start(self, embedder: TextEmbedder, query: str) -> Callable[[], npt.NDArray[np.float32]]:
+        """What returns ``query``'s vector: at once when kept, else waiting for its embedding,
+        started now (an embedding error is raised there, as ``embed`` raises it)."""
+        key = (embedder.model_id, query)
+        with self._lock:
+            vector = self._kept.get(key)
+            if vector is not None:
+                self._kept.move_to_end(key)
+                return lambda: vector
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(
+                    EMBEDDING_THREADS, thread_name_prefix="lsp-memory-query"
+                )
+            future = self._threads.submit(embedder.embed, [query])
+
+        def result() -> npt.NDArray[np.float32]:
+            found: npt.NDArray[np.float32] = future.result()[0]
+            found.flags.writeable = False  # shared by every search of these words
+            with self._lock:
+                self._kept[key] = found
+                while len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+            return found
+
+        return result
+
+
 class HybridSearch:
     """Search over one full-text index and (optionally) one vector index.
 
@@ -192,10 +241,14 @@ class HybridSearch:
         dense_weight: float | None = None,
         pool: int = POOL,
         floor_margin: float | None = None,
+        queries: QueryVectors | None = None,
     ) -> None:
+        """``queries``: where query embeddings are kept and started ahead (None: each is
+        embedded when the search needs it)."""
         self.text = text
         self.vectors = vectors
         self.embedder = embedder
+        self.queries = queries
         self.fusion = fusion
         self.dense_weight = dense_weight
         self.pool = pool
@@ -237,6 +290,13 @@ class HybridSearch:
         pool = k if mode == "bm25" and floor is None else max(self.pool, 5 * k)
         if mode == "dense" and not self.semantic:
             return []
+        vectors = self.vectors
+        embedder = self.embedder
+        wanted = mode != "bm25" or floor is not None
+        # The query is embedded while the full-text index is searched.
+        ahead: Callable[[], npt.NDArray[np.float32]] | None = None
+        if wanted and self.semantic and embedder is not None and self.queries is not None:
+            ahead = self.queries.start(embedder, query) if query_vector is None else None
         bm25: dict[str, float] = {}
         fields: dict[str, TextHit] = {}
         if mode != "dense":
@@ -246,12 +306,9 @@ class HybridSearch:
                 bm25[found.id] = found.score
                 fields[found.id] = found
         cosine: dict[str, float] = {}
-        vectors = self.vectors
-        embedder = self.embedder
-        wanted = mode != "bm25" or floor is not None
         if wanted and self.semantic and vectors is not None and embedder is not None:
             if query_vector is None:
-                query_vector = embedder.embed([query])[0]
+                query_vector = ahead() if ahead is not None else embedder.embed([query])[0]
             if mode != "bm25":
                 for doc_id, score in vectors.search(
                     query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
