@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,7 @@ from tests.client.fuzzing import (
     prose,
     utf8_units,
 )
+from tests.conftest import USER
 
 REPLY_TIMEOUT = 10.0  # seconds a request may take, from the moment it was written
 START_TIMEOUT = 60.0
@@ -439,13 +441,21 @@ def test_requests_on_random_documents(
     alive(server, f"after a document of {len(doc.text)} characters")
 
 
-KNOWN = "@leaf_active_a001"  # claim #1: "The Leaf service uses PostgreSQL 16"
+def known() -> str:
+    """The reference of claim #1 ("The Leaf service uses PostgreSQL 16"), ``@leaf_active_a001``
+    in the fixture, by its name now: the fuzzed messages may rename it (a random
+    ``textDocument/rename`` landed on it at load 5–7, renaming it ``@leaf_``)."""
+    with sqlite3.connect(f"{(STORE / 'memory.sqlite3').as_uri()}?mode=ro", uri=True) as db:
+        (name,) = db.execute(
+            "SELECT friendly_id FROM claims WHERE number = 1 AND user = ?", (USER,)
+        ).fetchone()
+    return f"@{name}"
 
 
 def hover_at_reference(server: Server, before: str, after: str) -> str | None:
-    """Open a fresh document ``before + KNOWN + after``, hover inside KNOWN: the hover's
-    text, or None."""
-    text = before + KNOWN + after
+    """Open a fresh document ``before + known() + after``, hover inside the reference: the
+    hover's text, or None."""
+    text = before + known() + after
     uri = (WORK / f"hover-{next(_serial)}.md").as_uri()
     item = {"uri": uri, "languageId": "markdown", "version": 1, "text": text}
     server.notify("textDocument/didOpen", {"textDocument": item})
@@ -570,13 +580,14 @@ def test_an_edit_after_a_line_separator_lands_where_the_editor_made_it(server: S
     item = {"uri": uri, "languageId": "markdown", "version": 1, "text": text}
     server.notify("textDocument/didOpen", {"textDocument": item})
     at = client_position(text, text.index("\n"))  # line 0, at its end
-    change = {"range": {"start": at, "end": at}, "text": KNOWN}
+    reference = known()
+    change = {"range": {"start": at, "end": at}, "text": reference}
     server.notify(
         "textDocument/didChange",
         {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
     )
-    edited = text.replace(" \n", " " + KNOWN + "\n")
-    inside = client_position(edited, edited.index(KNOWN) + 2)
+    edited = text.replace(" \n", " " + reference + "\n")
+    inside = client_position(edited, edited.index(reference) + 2)
     where = {"textDocument": {"uri": uri}, "position": inside}
     answer = well_formed(server.response(server.request("textDocument/hover", where)))
     server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
