@@ -116,13 +116,9 @@ def cmd_mentions(app: App, args: argparse.Namespace) -> int:
 
 def cmd_build_context(app: App, args: argparse.Namespace) -> int:
     from lsp_memory.services.block import referenced_lines
-    from lsp_memory.services.kernel.tokens import o200k
 
     document = read_text(args.file)
     app.load_model_ahead()  # the semantic tier's query vector
-    # The block's tokenizer (0.25-0.6 s, pure Python), loaded while the model loads in its
-    # thread: the index sync below waits for the model, so loaded after it the two run in turn.
-    o200k()
     app.refresh_indexes()
     warn(app)
     options: dict[str, Any] = {

