@@ -32,7 +32,7 @@ from lsp_memory.services.retrieval.search import HybridSearch, QueryVectors, sea
 from lsp_memory.store.catalog import VectorCatalog
 from lsp_memory.store.fulltext import FullTextIndex, open_index
 from lsp_memory.store.sqlite import Store, open_store
-from lsp_memory.store.vectors import Embedder, TextEmbedder, VectorCache
+from lsp_memory.store.vectors import DeferredEmbedder, Embedder, TextEmbedder, VectorCache
 
 if TYPE_CHECKING:
     from lsp_memory.notes.files import NoteFiles
@@ -112,6 +112,7 @@ class App:
         self._lock = threading.Lock()
         self._scanned = background  # a background thread scans the vaults, not the reads
         self._model_ahead: _ModelAhead | None = None
+        self._model_deferred = False
 
     @cached_property
     def recalls(self) -> RecallCache:
@@ -221,7 +222,16 @@ class App:
                 raise ahead.loaded
             if ahead.loaded is not None:
                 return ahead.loaded
+        if self._model_deferred and self.config.model is None:
+            return DeferredEmbedder()
         return Embedder.load(self.config.model)
+
+    def defer_model(self) -> None:
+        """For a command that embeds nothing (``search --mode bm25``): the vector side opens
+        with the default model deferred (``DeferredEmbedder``: loaded only if something is
+        embedded after all), so the process imports no onnxruntime. A model set in
+        ``model`` is still loaded when the side opens (its vector length is its own)."""
+        self._model_deferred = True
 
     def load_model_ahead(self, *, helper: bool = False) -> None:
         """Start loading the embedding model in a thread, for a command line process that
@@ -270,10 +280,10 @@ class App:
         except UserError:
             return 0
 
-    def refresh_indexes(self) -> None:
+    def refresh_indexes(self, *, embed: bool = True) -> None:
         """Bring the search indexes up to date with the store quietly, embedding only a
-        short queue (a long one is ``index``'s job), or read the other writer's latest
-        commit (a command line process, the MCP server)."""
+        short queue (a long one is ``index``'s job; none without ``embed``), or read the
+        other writer's latest commit (a command line process, the MCP server)."""
         try:
             keeper = self.keeper
             if not keeper.writing:
@@ -282,7 +292,7 @@ class App:
                 return
             # Counted after the text sync has queued what changed: a store never indexed
             # (or an interrupted ``index``) queues everything, minutes of embedding.
-            report = keeper.index(embed_at_most=EMBED_AT_ONCE)
+            report = keeper.index(embed=embed, embed_at_most=EMBED_AT_ONCE)
             # That scanned every vault (its warnings are in ``warnings``): the snapshot
             # needs no second walk (10 000 notes: ~0.1 s of a command's second).
             self._scanned = True

@@ -32,9 +32,12 @@ def cmd_index(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_search(app: App, args: argparse.Namespace) -> int:
-    if args.mode != "bm25":
+    by_words = args.mode == "bm25"
+    if by_words:
+        app.defer_model()  # nothing is embedded: the model is never loaded
+    else:
         app.load_model_ahead()  # the query's vector: loaded while the indexes are brought up
-    app.refresh_indexes()
+    app.refresh_indexes(embed=not by_words)
     warn(app)
     rows = app.search_records(
         args.query,

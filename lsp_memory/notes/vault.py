@@ -275,7 +275,11 @@ class Vault(VaultView):
                 kept = [w for p in sorted(current) if p not in again for w in current[p].warnings]
                 result = replace(result, warnings=(*result.warnings, *kept))
             if self._saved is not None and self._unsaved:
-                self._saved.save({p: n for p, n in self.notes.items() if p not in self._buffers})
+                # The link index is saved with the notes when it is theirs alone (no buffer's).
+                keys = None if self._buffers else self._noteset.keys
+                self._saved.save(
+                    {p: n for p, n in self.notes.items() if p not in self._buffers}, keys
+                )
                 self._unsaved = False
             return result
 
@@ -290,8 +294,11 @@ class Vault(VaultView):
         if found is None:
             self._unsaved = True  # nothing usable on disk: save this scan
             return None
-        notes, racy = found
-        noteset = self._noteset.updated(notes, ()) if notes else self._noteset
+        notes, racy, keys = found
+        if keys is not None:
+            noteset = NoteSet(notes, keys, self._noteset.files)  # the saved link index
+        else:
+            noteset = self._noteset.updated(notes, ()) if notes else self._noteset
         if names:
             # Before the notes are published: a `[[` that sees them finds the index built
             # (else it builds one too, on the event loop, beside this thread).

@@ -59,6 +59,10 @@ _LINE_BREAKS = frozenset("\n\r\u2028\u2029")
 def unusable_name(name: str) -> str | None:
     """Why a file or folder name cannot be a note's (not valid UTF-8: it cannot be stored
     or indexed; a line break or control character: no ``[[link]]`` can name it), or None."""
+    if name.isascii() and name.isprintable():
+        # Nearly every name: checked at C speed (the loops below took ~0.1-0.27 s of every
+        # command's walk of 10 000 notes, at load ~5).
+        return None
     if any("\udc80" <= char <= "\udcff" for char in name):
         return "is not valid UTF-8"
     if first_control(name) is not None or not _LINE_BREAKS.isdisjoint(name):

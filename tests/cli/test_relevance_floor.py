@@ -65,8 +65,12 @@ def test_search_leaves_out_what_is_below_the_floor(
 ) -> None:
     # "Friday" is in a claim (BM25 finds it), but the query means something else (cosine 0.22).
     query = "Friday chromodynamics"
-    for mode in ("hybrid", "bm25", "dense"):
+    for mode in ("hybrid", "dense"):
         assert json.loads(run("search", query, "--mode", mode, "--json").stdout) == [], mode
+    # BM25 alone searches by the words: the query is not embedded, so no floor applies.
+    words = json.loads(run("search", query, "--mode", "bm25", "--json").stdout)
+    assert words[0]["title"] == "I review my notes every Friday afternoon"
+    assert all(hit["similarity"] == 0 for hit in words)
     exact = json.loads(run("search", "Friday afternoon", "--json").stdout)
     assert exact[0]["title"] == "I review my notes every Friday afternoon"
     # A word typed as the start of one in a title passes, as completion would find it:

@@ -55,3 +55,28 @@ def test_build_context_imports_neither_extraction_nor_classification(
     assert "lsp_memory.services.block.assembler" in modules
     unused = ("lsp_memory.services.conversations.extract", "lsp_memory.services.memory.classify")
     assert modules.isdisjoint(unused), modules.intersection(unused)
+
+
+MODEL_MODULES = ("onnxruntime", "tokenizers")
+
+
+def test_a_search_by_words_never_loads_the_model(run: Run) -> None:  # noqa: F811
+    """``search --mode bm25`` needs no embedding: it imports neither onnxruntime nor the
+    model's tokenizer — not to open the vector side, nor to embed a claim waiting in the
+    queue (left for the next command that embeds) — while a hybrid search does both."""
+    added = run("claim", "add", "I drink sencha every morning", "--type", "preference")
+    assert added.returncode == 0
+    assert run("index").returncode == 0  # the vector file written: the side has vectors
+    added = run("claim", "add", "Kombucha brewing on Sundays", "--no-supersede")
+    assert added.returncode == 0  # queued for embedding
+    found = run("search", "kombucha", "--mode", "bm25", "--json", PYTHONPROFILEIMPORTTIME="1")
+    assert found.returncode == 0, found.stderr
+    modules = imported(found.stderr)
+    assert "lsp_memory.services.retrieval.search" in modules
+    assert modules.isdisjoint(MODEL_MODULES), modules.intersection(MODEL_MODULES)
+    assert "Kombucha brewing on Sundays" in found.stdout
+    # The queued claim is still waiting: the next command that embeds embeds it.
+    assert "; 1 embedded," in run("index").stdout
+    hybrid = run("search", "kombucha", PYTHONPROFILEIMPORTTIME="1")
+    assert hybrid.returncode == 0 and "Kombucha" in hybrid.stdout
+    assert set(MODEL_MODULES) <= imported(hybrid.stderr)

@@ -17,6 +17,7 @@ from lsp_memory.store import vectors
 from lsp_memory.store.vectors import (
     DEFAULT_MODEL_SHA256,
     DEFAULT_TOKENIZER_SHA256,
+    DeferredEmbedder,
     Embedder,
     FloatMatrix,
     ModelError,
@@ -80,6 +81,20 @@ def test_default_model_files_match_the_pinned_hashes() -> None:
 def test_default_model_loads_with_its_id_and_dimension(embedder: Embedder) -> None:
     assert embedder.dim == 384
     assert embedder.model_id == f"minilm-l6-int8:{DEFAULT_MODEL_SHA256[:12]}"
+
+
+def test_the_deferred_model_is_the_default_one_loaded_when_it_first_embeds(
+    embedder: Embedder,
+) -> None:
+    """What a search by words opens its vector side with: the same id and length as the
+    loaded model (so it reads the same vector file and cache), no model until asked to embed,
+    then the same vectors."""
+    deferred = DeferredEmbedder()
+    assert (deferred.model_id, deferred.dim) == (embedder.model_id, embedder.dim)
+    assert not deferred.loaded
+    found = deferred.embed(SENTENCES[:3])
+    assert deferred.loaded
+    assert np.array_equal(found, embedder.embed(SENTENCES[:3]))
 
 
 def test_vectors_are_unit_float32_rows_in_input_order(embedder: Embedder) -> None:

@@ -11,11 +11,12 @@ callers (the context assembler) can rank by their own formula.
 The relevance floor (``min_similarity``, raw cosine between the query's embedding and a
 hit's): a search whose best candidate is below it finds nothing; one that reaches it keeps the
 hits down to ``FLOOR_MARGIN`` below it, whichever retriever found them (a BM25 hit is judged by
-its cosine too). A lexical match — a hit whose title or body holds every word of the query,
-stop words aside, or whose title has a word starting with each (``postgres``: "PostgreSQL")
-— passes whatever its cosine (``zebracorn``, ``milestones``: a keyword is its own evidence).
-Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on
-each hit alone cost 0.014 nDCG@10 where this costs 0.006 at the same no-answer rate; the
+its cosine too; a search by BM25 alone has no floor: it does not embed the query). A lexical
+match — a hit whose title or body holds every word of the query, stop words aside, or whose
+title has a word starting with each (``postgres``: "PostgreSQL") — passes whatever its cosine
+(``zebracorn``, ``milestones``: a keyword is its own evidence).
+Measured on LoCoMo (``python -m benchmarks.locomo --floor``): a floor on each hit alone cost
+0.014 nDCG@10 where this costs 0.006 at the same no-answer rate; the
 lexical rule never fires on its questions (no claim holds "when did … "), while a looser one
 (half the words) only traded no-answers for recall. Episodes have a lower floor and a wider
 margin (``EPISODE_FLOOR_BELOW``, ``EPISODE_FLOOR_MARGIN``: a chat turn is further from a
@@ -228,7 +229,7 @@ class HybridSearch:
     """Search over one full-text index and (optionally) one vector index.
 
     Without vectors (no model, or not embedded yet) ``hybrid`` falls back to BM25, so text
-    search keeps working.
+    search keeps working. ``bm25`` never embeds the query: no cosine, no relevance floor.
     """
 
     def __init__(
@@ -284,15 +285,16 @@ class HybridSearch:
         if not query.strip() or k <= 0:
             return []
         moment = time.time() if now is None else now
-        floor = min_similarity if self.semantic else None
-        # BM25 alone ranks by its own order: k candidates suffice (unless the floor may take
-        # some away); fusion needs a pool.
-        pool = k if mode == "bm25" and floor is None else max(self.pool, 5 * k)
+        # BM25 alone is a search by the words: the query is not embedded (a process that
+        # searches so never loads the model), so there is no cosine and no floor.
+        floor = min_similarity if self.semantic and mode != "bm25" else None
+        # BM25 alone ranks by its own order: k candidates suffice; fusion needs a pool.
+        pool = k if mode == "bm25" else max(self.pool, 5 * k)
         if mode == "dense" and not self.semantic:
             return []
         vectors = self.vectors
         embedder = self.embedder
-        wanted = mode != "bm25" or floor is not None
+        wanted = mode != "bm25"  # a search by the words alone embeds no query
         # The query is embedded while the full-text index is searched.
         ahead: Callable[[], npt.NDArray[np.float32]] | None = None
         if wanted and self.semantic and embedder is not None and self.queries is not None:
@@ -309,11 +311,10 @@ class HybridSearch:
         if wanted and self.semantic and vectors is not None and embedder is not None:
             if query_vector is None:
                 query_vector = ahead() if ahead is not None else embedder.embed([query])[0]
-            if mode != "bm25":
-                for doc_id, score in vectors.search(
-                    query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
-                ):
-                    cosine[doc_id] = score
+            for doc_id, score in vectors.search(
+                query_vector, k=pool, user=user, kinds=kinds, statuses=statuses
+            ):
+                cosine[doc_id] = score
             missing = [doc_id for doc_id in bm25 if doc_id not in cosine]
             cosine.update(vectors.similarity(missing, query_vector))
         # Exact lexical matches pass the floor: what was typed is what was written.
