@@ -3,6 +3,7 @@ of unusable folders, one writer across real processes, and following the store."
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -276,6 +277,22 @@ def test_indexer_builds_then_follows_changes_from_another_connection(
     assert (second.upserted, second.deleted) == (2, 0)
     third = Indexer(kb, text).sync()
     assert (third.upserted, third.deleted) == (0, 0)
+
+
+def test_a_full_build_pauses_the_cycle_collector(kb: Store, tmp_path: Path) -> None:
+    """Which path a sync takes: a full build runs with Python's cycle collector paused (its
+    passes over the documents it holds until the end were 5 % of the build), a sync that
+    follows changes with it running; either way it runs again afterwards."""
+    text = open_index(tmp_path / "fulltext")
+    seen: list[bool] = []
+    record = lambda _report: seen.append(gc.isenabled())  # noqa: E731
+    assert gc.isenabled()
+    first = Indexer(kb, text).sync(before_commit=record)
+    add_record(kb, {"kind": "claim", "statement": "Kombucha every Sunday"}, user=USER)
+    second = Indexer(kb, text).sync(before_commit=record)
+    assert (first.full, second.full) == (True, False)
+    assert seen == [False, True]
+    assert gc.isenabled()
 
 
 def test_an_index_of_another_store_is_rebuilt(kb: Store, tmp_path: Path) -> None:
