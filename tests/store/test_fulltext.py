@@ -148,6 +148,36 @@ def test_short_prefixes_are_kept_until_the_next_reload(
     assert index.prefix("p", user="ann", kinds={"entity"}) == []  # the key holds the filters
 
 
+def test_prefix_words_are_indexed_without_positions(index: FullTextIndex) -> None:
+    """The prefix field is only ever looked up term by term, so it keeps no positions (13 %
+    of the index): a phrase over it is refused. Prefix answers are unchanged (above)."""
+    from tantivy import Query
+
+    schema = index._index.schema
+    searcher = index._index.searcher()
+    assert searcher.search(Query.phrase_query(schema, "title", ["prefer", "morn"]), 5).hits
+    with pytest.raises(ValueError, match="positions"):
+        searcher.search(Query.phrase_query(schema, "prefix", ["mor", "morn"]), 5)
+
+
+def test_empty_optional_fields_are_left_out(index: FullTextIndex) -> None:
+    """A claim has no context, reply, facts, day or version: none is given to the index (an
+    empty value indexes nothing), and the stored fields read back as before."""
+    from tantivy import Query
+
+    searcher = index._index.searcher()
+    query = Query.term_query(index._index.schema, "id", "claim:1")
+    [(_score, address)] = searcher.search(query, 1).hits
+    assert "version" not in searcher.doc(address).to_dict()
+    [hit] = index.get(["claim:1"]).values()
+    assert (hit.title, hit.key, hit.status) == (
+        "I prefer morning meetings",
+        "prefer_morning_a3f2",
+        "active",
+    )
+    assert index.versions("claim") == {"claim:1": "", "claim:2": "", "claim:3": ""}
+
+
 def test_upsert_replaces_and_delete_removes(index: FullTextIndex) -> None:
     changed = TextDoc("claim:1", "claim", "ann", "active", "I prefer afternoon meetings", "")
     index.upsert([changed])
