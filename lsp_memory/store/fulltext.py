@@ -177,8 +177,9 @@ def _prefix_words(doc: TextDoc) -> list[str]:
 
 
 _OPTIONAL = ("context", "reply", "facts", "when", "version")
-"""Text fields most documents leave empty (all but episodes and notes): given only when set,
-as an empty value indexes nothing and is read back as absent."""
+"""Text fields most documents leave empty (only episodes, notes and claims extracted from a
+message set some): given only when set, as an empty value indexes nothing and is read back as
+absent."""
 
 
 def _fields(doc: TextDoc) -> dict[str, Any]:

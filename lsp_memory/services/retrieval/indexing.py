@@ -83,7 +83,7 @@ class Indexer:
         started = time.perf_counter()
         full = full or self.needs_full()
         # A full build makes ~117 000 documents that live until its end: the cycle
-        # collector's passes over them were 2.9 s of a 57 s build (measured at load 6-7).
+        # collector's passes over them were 2.9 s of a 57 s build (measured at load 5.5-7.7).
         with collector_paused() if full else contextlib.nullcontext():
             report = self._sync(notes, removed, full, progress, before_commit)
         report.seconds = time.perf_counter() - started
