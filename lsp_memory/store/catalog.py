@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from lsp_memory.cachefiles import replace_distrusted
@@ -54,9 +55,17 @@ class Entry:
     text: str | None = None  # set while waiting to be embedded
 
 
+_LOOKUP = 500
+"""Ids looked up in one query (SQLite allows 32 766 parameters since 3.32, 999 before)."""
+
 BROKEN = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 """The SQLite errors that say a file itself is broken: only then is a cache file deleted (a
 full disk or a read-only folder says SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR…)."""
+
+
+def _by_id(entries: Iterable[Entry]) -> list[Entry]:
+    """In id order, each id's entries in their given order (a stable sort)."""
+    return sorted(entries, key=attrgetter("doc_id"))
 
 
 def corrupt(error: sqlite3.DatabaseError) -> bool:
@@ -171,36 +180,57 @@ class VectorCatalog:
 
     def enqueue(self, entries: Iterable[Entry]) -> list[Entry]:
         """Record documents as they are now. Text that changed goes to the queue; a document
-        whose text did not change only takes its new status. Returns the status-only ones."""
-        status_only: list[Entry] = []
+        whose text did not change only takes its new status. Returns the status-only ones.
+
+        In a few statements whatever the count, each given its rows in id order: row by row,
+        in the caller's order (random ids), the 117 000 documents of a full build took 3 s of
+        CPU, 2.5 s of it SQLite inserting into its B-trees at random places."""
+        entries = list(entries)
         db = self._db
         with self._writing() as gen:
+            ids = sorted({entry.doc_id for entry in entries})
+            embedded = self._embedded_hashes(ids)
+            status_only: list[Entry] = []
+            queued: dict[str, Entry] = {}  # the last entry of each id whose text changed
             for entry in entries:
-                db.execute("DELETE FROM gone WHERE doc_id = ?", (entry.doc_id,))
-                row = db.execute(
-                    "SELECT hash, text FROM docs WHERE doc_id = ?", (entry.doc_id,)
-                ).fetchone()
-                if row is not None and row[0] == entry.hash and row[1] is None:
-                    db.execute(
-                        "UPDATE docs SET status = ?, user = ?, gen = ? WHERE doc_id = ?",
-                        (entry.status, entry.user, gen, entry.doc_id),
-                    )
+                if embedded.get(entry.doc_id) == entry.hash:
                     status_only.append(entry)
-                    continue
-                db.execute(
-                    "INSERT OR REPLACE INTO docs (doc_id, user, kind, status, hash, text, gen)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        entry.doc_id,
-                        entry.user,
-                        entry.kind,
-                        entry.status,
-                        entry.hash,
-                        entry.text,
-                        gen,
-                    ),
-                )
+                else:  # queued now: a later entry of the same id is queued too
+                    embedded.pop(entry.doc_id, None)
+                    queued[entry.doc_id] = entry
+            db.executemany("DELETE FROM gone WHERE doc_id = ?", ((i,) for i in ids))
+            db.executemany(
+                "UPDATE docs SET status = ?, user = ?, gen = ? WHERE doc_id = ?",
+                ((e.status, e.user, gen, e.doc_id) for e in _by_id(status_only)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO docs (doc_id, user, kind, status, hash, text, gen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (e.doc_id, e.user, e.kind, e.status, e.hash, e.text, gen)
+                    for e in _by_id(queued.values())
+                ),
+            )
         return status_only
+
+    def _embedded_hashes(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """The content hash of each of ``doc_ids`` that is embedded (its text cleared)."""
+        if not doc_ids:
+            return {}
+        (some,) = self._db.execute("SELECT EXISTS (SELECT 1 FROM docs)").fetchone()
+        if not some:  # a queue just emptied (a full build): nothing to look up
+            return {}
+        found: dict[str, str] = {}
+        for start in range(0, len(doc_ids), _LOOKUP):
+            chunk = doc_ids[start : start + _LOOKUP]
+            found.update(
+                self._db.execute(
+                    "SELECT doc_id, hash FROM docs WHERE text IS NULL AND doc_id IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+            )
+        return found
 
     def remove(self, doc_ids: Iterable[str]) -> None:
         ids = [(doc_id,) for doc_id in doc_ids]

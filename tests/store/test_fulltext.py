@@ -3,6 +3,7 @@ of unusable folders, one writer across real processes, and following the store."
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -147,6 +148,36 @@ def test_short_prefixes_are_kept_until_the_next_reload(
     assert index.prefix("p", user="ann", kinds={"entity"}) == []  # the key holds the filters
 
 
+def test_prefix_words_are_indexed_without_positions(index: FullTextIndex) -> None:
+    """The prefix field is only ever looked up term by term, so it keeps no positions (13 %
+    of the index): a phrase over it is refused. Prefix answers are unchanged (above)."""
+    from tantivy import Query
+
+    schema = index._index.schema
+    searcher = index._index.searcher()
+    assert searcher.search(Query.phrase_query(schema, "title", ["prefer", "morn"]), 5).hits
+    with pytest.raises(ValueError, match="positions"):
+        searcher.search(Query.phrase_query(schema, "prefix", ["mor", "morn"]), 5)
+
+
+def test_empty_optional_fields_are_left_out(index: FullTextIndex) -> None:
+    """A claim has no context, reply, facts, day or version: none is given to the index (an
+    empty value indexes nothing), and the stored fields read back as before."""
+    from tantivy import Query
+
+    searcher = index._index.searcher()
+    query = Query.term_query(index._index.schema, "id", "claim:1")
+    [(_score, address)] = searcher.search(query, 1).hits
+    assert "version" not in searcher.doc(address).to_dict()
+    [hit] = index.get(["claim:1"]).values()
+    assert (hit.title, hit.key, hit.status) == (
+        "I prefer morning meetings",
+        "prefer_morning_a3f2",
+        "active",
+    )
+    assert index.versions("claim") == {"claim:1": "", "claim:2": "", "claim:3": ""}
+
+
 def test_upsert_replaces_and_delete_removes(index: FullTextIndex) -> None:
     changed = TextDoc("claim:1", "claim", "ann", "active", "I prefer afternoon meetings", "")
     index.upsert([changed])
@@ -276,6 +307,22 @@ def test_indexer_builds_then_follows_changes_from_another_connection(
     assert (second.upserted, second.deleted) == (2, 0)
     third = Indexer(kb, text).sync()
     assert (third.upserted, third.deleted) == (0, 0)
+
+
+def test_a_full_build_pauses_the_cycle_collector(kb: Store, tmp_path: Path) -> None:
+    """Which path a sync takes: a full build runs with Python's cycle collector paused (its
+    passes over the documents it holds until the end were 5 % of the build), a sync that
+    follows changes with it running; either way it runs again afterwards."""
+    text = open_index(tmp_path / "fulltext")
+    seen: list[bool] = []
+    record = lambda _report: seen.append(gc.isenabled())  # noqa: E731
+    assert gc.isenabled()
+    first = Indexer(kb, text).sync(before_commit=record)
+    add_record(kb, {"kind": "claim", "statement": "Kombucha every Sunday"}, user=USER)
+    second = Indexer(kb, text).sync(before_commit=record)
+    assert (first.full, second.full) == (True, False)
+    assert seen == [False, True]
+    assert gc.isenabled()
 
 
 def test_an_index_of_another_store_is_rebuilt(kb: Store, tmp_path: Path) -> None:

@@ -19,11 +19,13 @@ written are built by ``documents``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lsp_memory.model import Note, doc_id
+from lsp_memory.runtime import collector_paused
 from lsp_memory.services.retrieval.documents import (
     claim_doc,
     context_doc,
@@ -79,10 +81,25 @@ class Indexer:
         after ``before_commit`` has been given what was written and deleted, when anything
         was (the embedding queue: see the module docstring)."""
         started = time.perf_counter()
+        full = full or self.needs_full()
+        # A full build makes ~117 000 documents that live until its end: the cycle
+        # collector's passes over them were 2.9 s of a 57 s build (measured at load 5.5-7.7).
+        with collector_paused() if full else contextlib.nullcontext():
+            report = self._sync(notes, removed, full, progress, before_commit)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _sync(
+        self,
+        notes: Iterable[Note],
+        removed: Iterable[str],
+        full: bool,
+        progress: Progress | None,
+        before_commit: Callable[[SyncReport], None] | None,
+    ) -> SyncReport:
         meta = self.text.meta
         store_id = self.store.store_id()
         head = self.store.last_change()
-        full = full or self.needs_full()
         report = SyncReport(full=full)
         if full:
             self.text.delete_all()
@@ -133,7 +150,6 @@ class Indexer:
             # A commit writes files; a round that found nothing to do skips it.
             self.text.commit({"store_id": store_id, "seq": head})
         self.text.rebuilt = False
-        report.seconds = time.perf_counter() - started
         return report
 
     def needs_full(self) -> bool:
