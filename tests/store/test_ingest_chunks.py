@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from lsp_memory.config import Config
 from lsp_memory.services.conversations import ingest
 from lsp_memory.services.conversations.ingest import parse_pairs
 from lsp_memory.services.memory.records import Records
-from tests.store.test_ingest_recent_vectors import log
+from tests.store.test_ingest_recent_vectors import log, rows
 
 CHUNK = 7
 
@@ -49,15 +48,7 @@ def stored(folder: Path, data: bytes) -> tuple[dict[str, Any], list[str]]:
         said = [re.sub(r"@\w+_[0-9a-f]{4}\b", "@…", r.describe()) for r in results]
     finally:
         app.close()
-    with sqlite3.connect(folder / "store" / "memory.sqlite3") as db:
-        claims = db.execute(
-            "SELECT c.number, c.statement, c.claim_type, c.status, s.number FROM claims c "
-            "LEFT JOIN claims s ON s.claim_id = c.superseded_by ORDER BY c.number"
-        ).fetchall()
-        episodes = db.execute(
-            "SELECT session_id, role, text, occurred_at FROM episodes ORDER BY id"
-        ).fetchall()
-    return {"claims": claims, "episodes": episodes}, said
+    return rows(folder), said
 
 
 def test_a_file_ingested_in_chunks_stores_what_it_stores_whole(

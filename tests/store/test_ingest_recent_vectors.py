@@ -42,6 +42,11 @@ def stored(folder: Path, data: bytes) -> dict[str, Any]:
         app.ingester().ingest(parse_pairs(data, "log"))
     finally:
         app.close()
+    return rows(folder)
+
+
+def rows(folder: Path) -> dict[str, Any]:
+    """The claims (with what superseded each) and the messages of the store in ``folder``."""
     with sqlite3.connect(folder / "store" / "memory.sqlite3") as db:
         claims = db.execute(
             "SELECT c.number, c.statement, c.claim_type, c.status, s.number FROM claims c "
