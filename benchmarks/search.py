@@ -553,7 +553,7 @@ def bare_tantivy_build(folder: Path, docs: Sequence[TextDoc]) -> dict[str, Any]:
     """The same documents into a fresh index: Tantivy alone, no store reads, no parsing."""
     index = open_index(folder)
     started, cpu_started = time.perf_counter(), time.process_time()
-    index.upsert(docs)
+    index.upsert(docs, fresh=True)  # a fresh index, as a full build gives it
     added = time.perf_counter() - started
     index.commit({})
     seconds = time.perf_counter() - started
