@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 from lsp_memory.store.sqlite import STORE_FILE
@@ -55,7 +56,10 @@ MEMORY = [
 
 
 def claims_rows(store: Path) -> list[tuple[object, ...]]:
-    with sqlite3.connect(store / STORE_FILE) as db:
+    """The store's claims, read on a connection closed at once: Python frees an unclosed
+    connection only when its garbage collector runs, and its close then deletes the store's
+    log and shared-memory file, under whatever copies the folder at that moment."""
+    with closing(sqlite3.connect(store / STORE_FILE)) as db:
         return db.execute("SELECT * FROM claims ORDER BY id").fetchall()
 
 
@@ -233,7 +237,7 @@ def test_a_consolidation_killed_halfway_leaves_the_store_before_or_after(
             process.send_signal(signal.SIGKILL)
             killed += 1
         process.wait(timeout=30)
-        with sqlite3.connect(store / STORE_FILE) as db:
+        with closing(sqlite3.connect(store / STORE_FILE)) as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert claims_rows(store) in (before, after)
     assert killed >= 1
