@@ -137,11 +137,9 @@ def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     statuses = [ClaimStatus(s) for s in args.status] if args.status else None
     records = app.records()
     if args.as_of:  # statuses and the limit apply to the claims as they were then
-        claims = records.then(records.claims(None, None), args.as_of)
-        claims = [c for c in claims if statuses is None or c.status in statuses]
-        claims = claims[: args.limit]
+        claims = records.listed_then(statuses, args.limit, args.as_of, links=args.json)
     else:
-        claims = records.claims(statuses, args.limit)
+        claims = records.claims(statuses, args.limit, links=args.json)
     if args.json:
         return print_json([claim_record(c) for c in claims])
     for claim in claims:

@@ -23,7 +23,9 @@ from lsp_memory.services.kernel.asof import (
     live_then,
     status_since,
 )
+from lsp_memory.services.memory import records as records_module
 from lsp_memory.services.memory.interchange import add_record
+from lsp_memory.services.memory.records import Records
 from lsp_memory.store.sqlite import ChangedSince, FieldChange, LaterRuns, Store
 from tests.conftest import USER
 
@@ -290,3 +292,30 @@ def test_the_claims_live_at_a_moment_chosen_from_light_rows_are_those_put_back_w
         assert live.of(asked, 0.5) == {c.claim_id: c for c in confident if c.claim_id in asked}
         checked += len(whole)
     assert checked > 200  # the history is not empty at most dates
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_claim_list_as_of_a_page_at_a_time_is_the_list_put_back_whole(
+    store: Store, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``claim list --as-of`` puts back a page of claims at a time and stops at its limit;
+    with pages of 7, what it lists at every date of a history (by status then, limited) is
+    what putting every claim back whole and filtering lists."""
+    days = _write_a_history(store, seed)
+    monkeypatch.setattr(records_module, "LIST_PAGE", 7)
+    records = Records(store, USER)
+    everyone = store.claims(USER)
+    chosen = [None, [ClaimStatus.ACTIVE], [ClaimStatus.RETRACTED, ClaimStatus.SUPERSEDED]]
+    listed = 0
+    for moment in sorted({*days[::4], _day(-1), _day(400)}):
+        whole = [c for c in claims_then(store, USER, everyone, moment) if c]
+        for statuses in chosen:
+            wanted = [c for c in whole if statuses is None or c.status in statuses]
+            for limit in (None, 1, 5, 13):
+                assert records.listed_then(statuses, limit, moment) == wanted[:limit], moment
+            lean = records.listed_then(statuses, None, moment, links=False)
+            assert [(c.number, c.status, c.statement) for c in lean] == [
+                (c.number, c.status, c.statement) for c in wanted
+            ]
+            listed += len(wanted)
+    assert listed > 100

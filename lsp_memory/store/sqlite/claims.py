@@ -144,8 +144,10 @@ class Claims(ClaimLoader):
         *,
         statuses: Iterable[ClaimStatus] | None = None,
         limit: int | None = None,
+        links: bool = True,
     ) -> list[Claim]:
-        """The user's claims by number, optionally only those with one of ``statuses``."""
+        """The user's claims by number, optionally only those with one of ``statuses``;
+        without ``links`` their contexts, tags and entities are not read."""
         sql = _CLAIM_SELECT + "WHERE c.user = ?"
         params: list[Any] = [user]
         if statuses is not None:
@@ -156,7 +158,19 @@ class Claims(ClaimLoader):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return self._load(sql, params)
+        return self._load(sql, params, links=links)
+
+    @_translated
+    def claims_made_by(
+        self, user: str, moment: str, after: int, limit: int, *, links: bool = True
+    ) -> list[Claim]:
+        """Up to ``limit`` of the user's claims created at or before ``moment`` whose number
+        is above ``after``, by number: ``claim list --as-of`` a page at a time."""
+        sql = (
+            _CLAIM_SELECT + "WHERE c.user = ? AND c.number > ? AND c.created_at <= ? "
+            "ORDER BY c.number LIMIT ?"
+        )
+        return self._load(sql, (user, after, moment, limit), links=links)
 
     @_translated
     def claims_matching(
