@@ -36,6 +36,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import IO, Any
 
@@ -441,13 +442,15 @@ def test_requests_on_random_documents(
     alive(server, f"after a document of {len(doc.text)} characters")
 
 
-def known() -> str:
-    """The reference of claim #1 ("The Leaf service uses PostgreSQL 16"), ``@leaf_active_a001``
-    in the fixture, by its name now: the fuzzed messages may rename it (a random
-    ``textDocument/rename`` landed on it at load 5–7, renaming it ``@leaf_``)."""
-    with sqlite3.connect(f"{(STORE / 'memory.sqlite3').as_uri()}?mode=ro", uri=True) as db:
+def known(number: int = 1) -> str:
+    """The reference of claim ``number`` by its name now (#1, "The Leaf service uses
+    PostgreSQL 16", is ``@leaf_active_a001`` in the fixture; #2 ``@leaf_contested_a002``):
+    the fuzzed messages may rename it (a random ``textDocument/rename`` landed on #1 at load
+    5–7, renaming it ``@leaf_``)."""
+    address = f"{(STORE / 'memory.sqlite3').as_uri()}?mode=ro"
+    with closing(sqlite3.connect(address, uri=True)) as db:
         (name,) = db.execute(
-            "SELECT friendly_id FROM claims WHERE number = 1 AND user = ?", (USER,)
+            "SELECT friendly_id FROM claims WHERE number = ? AND user = ?", (number, USER)
         ).fetchone()
     return f"@{name}"
 
@@ -635,9 +638,10 @@ def test_references_on_one_long_line_are_quick(server: Server) -> None:
     """1 500 references to one claim on one line (27 KB) are found about as fast as on 1 500
     lines."""
     took: dict[str, float] = {}
+    reference = known(2)
     for separator in ("\n", " "):
         uri = (WORK / f"long-line-{len(took)}.md").as_uri()
-        text = "@leaf_contested_a002" + separator
+        text = reference + separator
         item = {"uri": uri, "languageId": "markdown", "version": 1, "text": text * 1500}
         server.notify("textDocument/didOpen", {"textDocument": item})
         where = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 1}}
