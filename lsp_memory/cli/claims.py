@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from lsp_memory.app import App, Snapshot
 from lsp_memory.cli.inputs import claim_for, read_text, strip_at
-from lsp_memory.cli.output import claim_line, handle, print_json, short, warn
+from lsp_memory.cli.output import Line, claim_line, handle, print_json, short, warn
 from lsp_memory.errors import UserError
 from lsp_memory.model import Claim, ClaimStatus
 from lsp_memory.services.kernel.asof import change_record
@@ -136,14 +137,17 @@ def _current(reads: Snapshot, claim: Claim) -> str:
 def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     statuses = [ClaimStatus(s) for s in args.status] if args.status else None
     records = app.records()
+    claims: Sequence[Line]
     if args.as_of:  # statuses and the limit apply to the claims as they were then
         claims = records.listed_then(statuses, args.limit, args.as_of, links=args.json)
+        if args.json:
+            return print_json([claim_record(c) for c in claims])
+    elif args.json:
+        return print_json([claim_record(c) for c in records.claims(statuses, args.limit)])
     else:
-        claims = records.claims(statuses, args.limit, links=args.json)
-    if args.json:
-        return print_json([claim_record(c) for c in claims])
-    for claim in claims:
-        print(claim_line(claim))
+        claims = records.lines(statuses, args.limit)
+    if claims:  # one write: 100 000 prints took ~0.15 s
+        print("\n".join(claim_line(claim) for claim in claims))
     return 0
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, Protocol
 
 from lsp_memory.app import App
-from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.model import ClaimStatus
 from lsp_memory.text import one_line
 
 PROG = "lsp-memory"
@@ -44,11 +44,26 @@ def short(text: str, width: int = 72) -> str:
     return one_line(text, width)
 
 
-def handle(claim: Claim) -> str:
+def handle(claim: Line) -> str:
     """``#42 @friendly_id``: how a line names a claim."""
     return f"#{claim.number} @{claim.friendly_id}"
 
 
-def claim_line(claim: Claim) -> str:
+class Line(Protocol):
+    """What a claim's line shows: a whole ``Claim``, or the store's lighter listing row."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def friendly_id(self) -> str: ...
+    @property
+    def status(self) -> ClaimStatus: ...
+    @property
+    def claim_type(self) -> str: ...
+    @property
+    def statement(self) -> str: ...
+
+
+def claim_line(claim: Line) -> str:
     status = "" if claim.status is ClaimStatus.ACTIVE else f" ({claim.status.value})"
     return f"{handle(claim)} [{claim.claim_type}]{status} {short(claim.statement)}"

@@ -31,7 +31,7 @@ from lsp_memory.services.memory.classify import Classifier
 from lsp_memory.services.memory.interchange import add_record, statement_problem
 from lsp_memory.services.memory.supersede import superseded
 from lsp_memory.services.retrieval.embedding import VectorSide
-from lsp_memory.store.sqlite import Store
+from lsp_memory.store.sqlite import Listed, Store
 
 LIST_PAGE = 1000
 """Claims put back as they were at a date per page of ``claim list --as-of``."""
@@ -240,12 +240,13 @@ class Records:
             return f"added to {where}: {name}" if changed else f"already in {where}: {name}"
         return f"removed from {where}: {name}" if changed else f"not in {where}: {name}"
 
-    def claims(
-        self, statuses: Sequence[ClaimStatus] | None, limit: int | None, *, links: bool = True
-    ) -> list[Claim]:
-        """The user's claims by number (``claim list``); without ``links`` their contexts,
-        tags and entities are not read (a line shows none of them)."""
-        return self.store.claims(self.user, statuses=statuses, limit=limit, links=links)
+    def claims(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Claim]:
+        """The user's claims by number (``claim list --json``)."""
+        return self.store.claims(self.user, statuses=statuses, limit=limit)
+
+    def lines(self, statuses: Sequence[ClaimStatus] | None, limit: int | None) -> list[Listed]:
+        """The user's claims by number as their lines show them (``claim list``)."""
+        return self.store.listed_by_number(self.user, statuses, limit)
 
     def matching(
         self,

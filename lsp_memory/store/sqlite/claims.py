@@ -144,10 +144,8 @@ class Claims(ClaimLoader):
         *,
         statuses: Iterable[ClaimStatus] | None = None,
         limit: int | None = None,
-        links: bool = True,
     ) -> list[Claim]:
-        """The user's claims by number, optionally only those with one of ``statuses``;
-        without ``links`` their contexts, tags and entities are not read."""
+        """The user's claims by number, optionally only those with one of ``statuses``."""
         sql = _CLAIM_SELECT + "WHERE c.user = ?"
         params: list[Any] = [user]
         if statuses is not None:
@@ -158,7 +156,7 @@ class Claims(ClaimLoader):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return self._load(sql, params, links=links)
+        return self._load(sql, params)
 
     @_translated
     def claims_made_by(

@@ -175,6 +175,27 @@ class Groups(ClaimLoader):
         ]  # fmt: skip
 
     @_translated
+    def listed_by_number(
+        self, user: str, statuses: Sequence[ClaimStatus] | None, limit: int | None
+    ) -> list[Listed]:
+        """The user's claims as a line shows them, by number, optionally only those with one
+        of ``statuses``, at most ``limit`` (``claim list``: 100 000 loaded as whole records,
+        their types and domains read by two more queries, took ~1.9 s of a 2.4 s process)."""
+        sql = f"SELECT {_LISTED_COLUMNS} FROM claims c WHERE c.user = ?"
+        params: list[object] = [user]
+        if statuses is not None:
+            sql += f" AND c.status IN ({', '.join('?' * len(statuses))})"
+            params += [str(status) for status in statuses]
+        sql += " ORDER BY c.number"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [
+            Listed(row[0], row[1], row[2], _STATUS[row[3]], row[4], row[5] or "fact")
+            for row in self._db.execute(sql, params)
+        ]
+
+    @_translated
     def uncounted_claims(self, limit: int) -> list[tuple[int, str]]:
         """(row, statement) of up to ``limit`` claims of any user without ``line_tokens``."""
         rows = self._db.execute(
