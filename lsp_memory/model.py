@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 
 class RefKind(StrEnum):
@@ -165,6 +165,22 @@ class Claim:
     @property
     def claim_type(self) -> str:
         return self.claim_types[0] if self.claim_types else "fact"
+
+
+class ClaimLine(Protocol):
+    """What a claim's line in a listing shows: a whole ``Claim``, or the store's lighter
+    listing row (``store.sqlite.Listed``: a group's listing, ``claim list``)."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def friendly_id(self) -> str: ...
+    @property
+    def status(self) -> ClaimStatus: ...
+    @property
+    def statement(self) -> str: ...
+    @property
+    def claim_type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)

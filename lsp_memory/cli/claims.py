@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from lsp_memory.app import App, Snapshot
 from lsp_memory.cli.inputs import claim_for, read_text, strip_at
-from lsp_memory.cli.output import Line, claim_line, handle, print_json, short, warn
+from lsp_memory.cli.output import claim_line, handle, print_json, short, warn
 from lsp_memory.errors import UserError
-from lsp_memory.model import Claim, ClaimStatus
+from lsp_memory.model import Claim, ClaimLine, ClaimStatus
 from lsp_memory.services.kernel.asof import change_record
 from lsp_memory.services.kernel.claim_form import claim_record
 from lsp_memory.services.memory.supersede import rule_for
@@ -137,7 +137,7 @@ def _current(reads: Snapshot, claim: Claim) -> str:
 def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     statuses = [ClaimStatus(s) for s in args.status] if args.status else None
     records = app.records()
-    claims: Sequence[Line]
+    claims: Sequence[ClaimLine]
     if args.as_of:  # statuses and the limit apply to the claims as they were then
         claims = records.listed_then(statuses, args.limit, args.as_of, links=args.json)
         if args.json:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Protocol
+from typing import Any
 
 from lsp_memory.app import App
-from lsp_memory.model import ClaimStatus
+from lsp_memory.model import ClaimLine, ClaimStatus
 from lsp_memory.text import one_line
 
 PROG = "lsp-memory"
@@ -44,26 +44,11 @@ def short(text: str, width: int = 72) -> str:
     return one_line(text, width)
 
 
-def handle(claim: Line) -> str:
+def handle(claim: ClaimLine) -> str:
     """``#42 @friendly_id``: how a line names a claim."""
     return f"#{claim.number} @{claim.friendly_id}"
 
 
-class Line(Protocol):
-    """What a claim's line shows: a whole ``Claim``, or the store's lighter listing row."""
-
-    @property
-    def number(self) -> int: ...
-    @property
-    def friendly_id(self) -> str: ...
-    @property
-    def status(self) -> ClaimStatus: ...
-    @property
-    def claim_type(self) -> str: ...
-    @property
-    def statement(self) -> str: ...
-
-
-def claim_line(claim: Line) -> str:
+def claim_line(claim: ClaimLine) -> str:
     status = "" if claim.status is ClaimStatus.ACTIVE else f" ({claim.status.value})"
     return f"{handle(claim)} [{claim.claim_type}]{status} {short(claim.statement)}"

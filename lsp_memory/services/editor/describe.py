@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from lsp_memory.errors import UnresolvedReference
 from lsp_memory.model import (
     Claim,
+    ClaimLine,
     ClaimStatus,
     Context,
     Entity,
@@ -677,28 +678,12 @@ def _day(timestamp: str | None) -> str:
     return timestamp[:10] if timestamp else "…"
 
 
-def _claim_ref(claim: _Line) -> str:
+def _claim_ref(claim: ClaimLine) -> str:
     return f"#{claim.number} @{claim.friendly_id}"
 
 
 def _listed(label: str, ids: tuple[str, ...] | None) -> str:
     return f"{label} " + ", ".join(f"@{i}" for i in ids) if ids else ""
-
-
-class _Line(Protocol):
-    """What a claim's line in a listing shows: a whole ``Claim`` (an entity's claims) or the
-    store's ``Listed`` (a context's, tag's or domain's, read lean)."""
-
-    @property
-    def number(self) -> int: ...
-    @property
-    def friendly_id(self) -> str: ...
-    @property
-    def status(self) -> ClaimStatus: ...
-    @property
-    def statement(self) -> str: ...
-    @property
-    def claim_type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -708,7 +693,7 @@ class _Group:
 
     count: int
     tokens: int
-    shown: Sequence[_Line]
+    shown: Sequence[ClaimLine]
 
     @classmethod
     def of(cls, claims: Sequence[Claim]) -> _Group:
@@ -727,7 +712,7 @@ def _cost(claims: _Group) -> str:
     return f" · {claims.tokens} tokens" if claims.count else ""
 
 
-def _claim_line(claim: _Line, *, ids: bool) -> str:
+def _claim_line(claim: ClaimLine, *, ids: bool) -> str:
     """One claim in a list: number (and id), type, status when not active, statement."""
     status = "" if claim.status is ClaimStatus.ACTIVE else f", {claim.status.value}"
     who = _claim_ref(claim) if ids else f"#{claim.number}"
