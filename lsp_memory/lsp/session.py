@@ -286,6 +286,8 @@ class Session:
                     self.generation += 1  # blocks built meanwhile are built again from it
                 # One model per process, opened here; requests search with it once open.
                 side = self.app.vectors if keeper.text.writable else None
+                if side is not None:  # its ids hashed here, not on a search (~0.1 s)
+                    side.index.prepare(copy=False)
 
                 def stop(until: float = next_sync) -> bool:
                     return self._wake.is_set() or self._stop.is_set() or time.monotonic() >= until
