@@ -13,6 +13,7 @@ semantic tier is tested with the real model at the end.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -433,6 +434,53 @@ def test_semantic_tier_finds_by_meaning_and_keeps_near_duplicates_once(tmp_path:
         other = app.snapshot().assembler().build("", query="morning routine and sleep", budget=4000)
         first = next(i for i in section(other, "User memory") if i["label"] == "AUTO")
         assert first["number"] != 1
+    finally:
+        app.close()
+
+
+def test_a_blocks_query_is_embedded_once_while_its_words_are_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The automatic memories' query is embedded once, on another thread, while the
+    full-text index is searched (the embedding took ~20 ms of a ~70 ms warm block after an
+    edit, before its search began); the ranking below the search uses the same vector."""
+    from lsp_memory.store.fulltext import FullTextIndex
+
+    app = make_app(tmp_path)
+    try:
+        app.keeper.index()
+        side = app.vectors
+        assert side is not None
+        real = side.embedder
+        events: list[tuple[str, float]] = []
+        embedded: list[str] = []
+
+        class Slow:
+            model_id, dim = real.model_id, real.dim
+
+            def embed(self, texts: Any, **options: Any) -> Any:
+                events.append(("embed starts", time.perf_counter()))
+                embedded.extend(texts)
+                time.sleep(0.3)
+                found = real.embed(texts, **options)
+                events.append(("embed ends", time.perf_counter()))
+                return found
+
+        side.embedder = Slow()
+        searched = FullTextIndex.search
+
+        def search(index: FullTextIndex, *args: Any, **options: Any) -> Any:
+            events.append(("text search", time.perf_counter()))
+            return searched(index, *args, **options)
+
+        monkeypatch.setattr(FullTextIndex, "search", search)
+        query = "Which database does the Leaf service use?"
+        block = app.snapshot().assembler().build("", query=query, budget=4000)
+        auto = [i for i in section(block, "User memory") if i["label"] == "AUTO"]
+        assert auto[0]["number"] == 1 and auto[0]["similarity"] > 0.5
+        assert embedded == [query]
+        at = dict(events)
+        assert at["embed starts"] <= at["text search"] < at["embed ends"], events
     finally:
         app.close()
 

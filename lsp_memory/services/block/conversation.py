@@ -111,11 +111,7 @@ def stream(
     searches); ``skip`` more messages are asked for, as many as the recent part may show."""
     if search is None or not query.strip():
         return Streamed()
-    vector = None
-    if search.semantic:
-        assert search.embedder is not None
-        vector = search.embedder.embed([query])[0]
-    facts = search.search(
+    facts = search.search(  # the query embedded while its words are searched
         query,
         user=user,
         kinds=("claim",),
@@ -123,9 +119,9 @@ def stream(
         k=budget.facts + skip,  # some may be drawn from the messages shown
         min_confidence=MIN_CONFIDENCE,
         diverse=True,
-        query_vector=vector,
         min_similarity=min_similarity,
     )
+    vector = search.query_vector(query) if search.semantic else None  # kept: the same
     episodes = related_messages(
         search, query, budget, user=user, skip=skip, min_similarity=min_similarity, vector=vector
     )

@@ -125,9 +125,6 @@ def add_automatic(
     search = load_search() if load_search is not None else None
     text_scores: dict[str, float] = {}
     query_vector = None
-    if query.strip() and search is not None and search.semantic:
-        assert search.embedder is not None
-        query_vector = search.embedder.embed([query])[0]  # once, for the search and below
     if search is not None and query.strip() and tiers.semantic.max > 0:
         wanted = tiers.semantic.max + extra
         hits = search.search(
@@ -140,8 +137,7 @@ def add_automatic(
             k=wanted if then is None else THEN_POOL * wanted,
             min_confidence=MIN_CONFIDENCE if then is None else 0.0,
             now=now,
-            query_vector=query_vector,
-            min_similarity=min_similarity,
+            min_similarity=min_similarity,  # the query embedded while its words are searched
         )
         if not hits and min_similarity is not None and search.semantic:
             # An LLM told "relevant memories" believes it: say that none was found.
@@ -176,6 +172,8 @@ def add_automatic(
     )
     if not candidates:
         return
+    if query.strip() and search is not None and search.semantic:
+        query_vector = search.query_vector(query)  # the search's, kept: embedded once
     ids = [doc_id("claim", claim_id) for claim_id in candidates]
     similarity: dict[str, float] = {}
     vectors: dict[str, Any] = {}

@@ -259,6 +259,16 @@ class HybridSearch:
     def semantic(self) -> bool:
         return self.vectors is not None and self.embedder is not None and len(self.vectors) > 0
 
+    def query_vector(self, query: str) -> npt.NDArray[np.float32]:
+        """``query``'s embedding: the one its last search kept (``QueryVectors``), else
+        embedded now."""
+        if self.embedder is None:
+            raise ValueError("no embedding model")
+        if self.queries is not None:
+            return self.queries.start(self.embedder, query)()
+        found: npt.NDArray[np.float32] = self.embedder.embed([query])[0]
+        return found
+
     def search(
         self,
         query: str,
