@@ -139,9 +139,10 @@ def cmd_claim_list(app: App, args: argparse.Namespace) -> int:
     records = app.records()
     claims: Sequence[ClaimLine]
     if args.as_of:  # statuses and the limit apply to the claims as they were then
-        claims = records.listed_then(statuses, args.limit, args.as_of, links=args.json)
+        then = records.listed_then(statuses, args.limit, args.as_of, links=args.json)
         if args.json:
-            return print_json([claim_record(c) for c in claims])
+            return print_json([claim_record(c) for c in then])
+        claims = then
     elif args.json:
         return print_json([claim_record(c) for c in records.claims(statuses, args.limit)])
     else:
