@@ -354,3 +354,27 @@ def test_a_failed_query_embedding_is_raised_and_not_kept(
         app.hybrid_search().search("paper notebook", user=USER, k=3)
     monkeypatch.setattr(embedder, "embed", embed)
     assert app.hybrid_search().search("paper notebook", user=USER, k=3)
+
+
+def test_a_kept_query_vector_holds_a_digest_of_its_text_not_the_text() -> None:
+    """A context block's query is its whole document: each edit of a long one is kept by a
+    16-byte digest, so 256 kept edits of a 200 KB document do not hold 51 MB of text; the
+    same text (a lone surrogate too) gets its kept vector without a second embedding."""
+    from lsp_memory.services.retrieval.search import QueryVectors
+
+    asked: list[str] = []
+
+    class Counted:
+        model_id, dim = "m", 4
+
+        def embed(self, texts: Sequence[str], **options: int) -> np.ndarray:
+            asked.extend(texts)
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    kept = QueryVectors()
+    long = "word " * 40_000 + "\ud800"
+    first = kept.start(Counted(), long)()
+    again = kept.start(Counted(), long)()
+    assert asked == [long] and again is first
+    keys = list(kept._kept)
+    assert len(keys) == 1 and all(len(part) <= 16 for part in keys[0])

@@ -27,6 +27,7 @@ embedded yet) there is no floor: text search keeps working.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
@@ -190,10 +191,12 @@ class QueryVectors:
     the embedding of a new one started on a thread of its own, so that a search runs its
     full-text half while the model (a round trip to the embedding helper in a server)
     embeds the query. An agent asks the same words again (another ``search_type``, a retry)
-    and gets the kept vector: the same model gives the same vector for the same text."""
+    and gets the kept vector: the same model gives the same vector for the same text. A text
+    is kept by its digest, not itself: a context block's query is its whole document, and
+    every edit of a long one is a new text."""
 
     def __init__(self, kept: int = QUERIES_KEPT) -> None:
-        self._kept: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, bytes], npt.NDArray[np.float32]] = OrderedDict()
         self._size = kept
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
@@ -201,7 +204,7 @@ class QueryVectors:
     def start(self, embedder: TextEmbedder, query: str) -> Callable[[], npt.NDArray[np.float32]]:
         """What returns ``query``'s vector: at once when kept, else waiting for its embedding,
         started now (an embedding error is raised there, as ``embed`` raises it)."""
-        key = (embedder.model_id, query)
+        key = (embedder.model_id, _digest(query))
         with self._lock:
             vector = self._kept.get(key)
             if vector is not None:
@@ -223,6 +226,12 @@ class QueryVectors:
             return found
 
         return result
+
+
+def _digest(text: str) -> bytes:
+    """A text's key among the kept queries (``store.vectors.content_hash`` refuses the lone
+    surrogates an editor's document may hold)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class HybridSearch:
